@@ -1,0 +1,3 @@
+module example.com/reversescan
+
+go 1.26.0

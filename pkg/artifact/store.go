@@ -1,0 +1,210 @@
+// Package artifact is the content-addressed store of native artifacts: the
+// exact bytes a collector wrote, kept once per content under
+// `artifacts/sha256/ab/<hex>/payload.<ext>` with an `artifact.json` of
+// content facts only (id, length, payload name, hash time).
+//
+// What an artifact *is* (kind, media type, role, producer, sensitivity)
+// belongs to a registration on a run, not to the object: identical bytes
+// captured by two runs are stored once and registered twice, and the
+// effective sensitivity is the maximum over registrations and format floors.
+//
+// Imports are hostile-input safe: the source is opened without following
+// symlinks, must be a regular file with one link, is streamed into staging
+// under a byte budget while being hashed, and its identity and size are
+// checked again after the copy. Placement into the store is atomic (a
+// directory rename), so a crash leaves either no object or a whole one.
+package artifact
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/flameox/flameox/pkg/digest"
+	"github.com/flameox/flameox/pkg/durable"
+	"github.com/flameox/flameox/pkg/fault"
+)
+
+// ContentVersion is the artifact.json format version.
+const ContentVersion = 1
+
+// Content is artifact.json: facts about the bytes and nothing else.
+type Content struct {
+	SchemaVersion int       `json:"schema_version"`
+	ArtifactID    string    `json:"artifact_id"`
+	ByteLength    int64     `json:"byte_length"`
+	PayloadName   string    `json:"payload_name"`
+	SHA256        string    `json:"sha256"`
+	HashedAt      time.Time `json:"hashed_at"`
+}
+
+// Store is the artifact store of one workspace.
+type Store struct {
+	// Root is the workspace root (the .diagnostics directory).
+	Root string
+	// AfterCopy, when set, runs after an import's copy and before the
+	// source is checked again. Tests use it to change the source mid-import.
+	AfterCopy func(src string)
+}
+
+var payloadName = regexp.MustCompile(`^payload(\.[A-Za-z0-9][A-Za-z0-9._-]{0,15})?$`)
+var extPattern = regexp.MustCompile(`^\.[A-Za-z0-9][A-Za-z0-9_-]{0,15}$`)
+
+// PayloadExt picks a safe payload extension from a file name: the last
+// extension, or the last two for compressed files (".pb.gz", ".json.gz").
+func PayloadExt(name string) string {
+	base := filepath.Base(name)
+	ext := filepath.Ext(base)
+	if !extPattern.MatchString(ext) {
+		return ""
+	}
+	switch strings.ToLower(ext) {
+	case ".gz", ".zst", ".xz", ".bz2":
+		inner := filepath.Ext(strings.TrimSuffix(base, ext))
+		if extPattern.MatchString(inner) && len(inner)+len(ext) <= 16 {
+			return inner + ext
+		}
+	}
+	return ext
+}
+
+func (s *Store) objectDir(hex string) string {
+	return filepath.Join(s.Root, "artifacts", "sha256", hex[:2], hex)
+}
+
+// ObjectRel returns the workspace-relative directory of an object.
+func ObjectRel(id string) string {
+	hex := strings.TrimPrefix(id, "sha256:")
+	if len(hex) < 2 {
+		return ""
+	}
+	return "artifacts/sha256/" + hex[:2] + "/" + hex
+}
+
+// Place moves a staged payload into the store. The caller holds the
+// workspace write lock. It returns the object's content facts and whether
+// the object already existed (deduplicated). An existing object must agree
+// on length, or the store is damaged (ARTIFACT_INTEGRITY_FAILED).
+func (s *Store) Place(st *Staged, ext string) (Content, bool, error) {
+	hex := strings.TrimPrefix(st.ArtifactID, "sha256:")
+	dir := s.objectDir(hex)
+	if c, err := s.readContent(hex); err == nil {
+		if c.ByteLength != st.Size {
+			return Content{}, false, fault.New(fault.ArtifactIntegrityFailed, "stored object %s has length %d, staged copy has %d", st.ArtifactID, c.ByteLength, st.Size).With("object", ObjectRel(st.ArtifactID))
+		}
+		if fi, err := os.Lstat(filepath.Join(dir, c.PayloadName)); err != nil || !fi.Mode().IsRegular() || fi.Size() != c.ByteLength {
+			return Content{}, false, fault.New(fault.ArtifactIntegrityFailed, "stored object %s lacks its payload", st.ArtifactID).With("object", ObjectRel(st.ArtifactID))
+		}
+		return c, true, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return Content{}, false, err
+	}
+	if !extPattern.MatchString(ext) && !(strings.Count(ext, ".") == 2 && payloadName.MatchString("payload"+ext)) {
+		ext = ""
+	}
+	shard := filepath.Dir(dir)
+	if err := os.MkdirAll(shard, 0o700); err != nil {
+		return Content{}, false, fmt.Errorf("create shard %s: %w", shard, err)
+	}
+	tmp, err := os.MkdirTemp(shard, ".tmp-")
+	if err != nil {
+		return Content{}, false, fmt.Errorf("create object directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	c := Content{SchemaVersion: ContentVersion, ArtifactID: st.ArtifactID, ByteLength: st.Size,
+		PayloadName: "payload" + ext, SHA256: hex, HashedAt: st.HashedAt}
+	if err := os.Rename(st.Path, filepath.Join(tmp, c.PayloadName)); err != nil {
+		return Content{}, false, fmt.Errorf("move staged payload: %w", err)
+	}
+	if err := os.Chmod(filepath.Join(tmp, c.PayloadName), 0o400); err != nil {
+		return Content{}, false, err
+	}
+	if err := durable.WriteJSON(filepath.Join(tmp, "artifact.json"), c, 0o400); err != nil {
+		return Content{}, false, err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return Content{}, false, fmt.Errorf("place object %s: %w", st.ArtifactID, err)
+	}
+	if err := durable.SyncDir(shard); err != nil {
+		return Content{}, false, err
+	}
+	return c, false, nil
+}
+
+// Stat returns the content facts of a stored object after checking that no
+// component of its path is a symlink. It does not rehash; see Verify.
+func (s *Store) Stat(id string) (Content, string, error) {
+	hex, err := digest.Hex(id)
+	if err != nil {
+		return Content{}, "", fault.New(fault.InvalidArguments, "%q is not an artifact id (sha256:<64 hex>)", id)
+	}
+	c, err := s.readContent(hex)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Content{}, "", fault.New(fault.NotFound, "artifact %s is not in the store", id).With("missing_entity", "artifact")
+	}
+	if err != nil {
+		return Content{}, "", err
+	}
+	payload := filepath.Join(s.objectDir(hex), c.PayloadName)
+	fi, err := os.Lstat(payload)
+	if err != nil || !fi.Mode().IsRegular() {
+		return Content{}, "", fault.New(fault.ArtifactIntegrityFailed, "payload of %s is missing or not a regular file", id).With("object", ObjectRel(id))
+	}
+	return c, payload, nil
+}
+
+func (s *Store) readContent(hex string) (Content, error) {
+	// Refuse symlinks anywhere between the workspace and the object.
+	p := filepath.Join(s.Root, "artifacts")
+	for _, part := range []string{"", "sha256", hex[:2], hex, "artifact.json"} {
+		if part != "" {
+			p = filepath.Join(p, part)
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return Content{}, err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return Content{}, fault.New(fault.ArtifactIntegrityFailed, "%s is a symlink inside the artifact store", p)
+		}
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return Content{}, err
+	}
+	var c Content
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Content{}, fault.Wrap(fault.ArtifactIntegrityFailed, err, "artifact.json of sha256:%s is damaged", hex)
+	}
+	if c.ArtifactID != "sha256:"+hex || !payloadName.MatchString(c.PayloadName) || c.ByteLength < 0 {
+		return Content{}, fault.New(fault.ArtifactIntegrityFailed, "artifact.json of sha256:%s does not describe this object", hex)
+	}
+	return c, nil
+}
+
+// Verify rehashes a stored payload and compares it with its id and length.
+func (s *Store) Verify(id string) error {
+	c, payload, err := s.Stat(id)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(payload)
+	if err != nil {
+		return fault.Wrap(fault.ArtifactIntegrityFailed, err, "open payload of %s", id)
+	}
+	defer f.Close()
+	sum, n, err := hashReader(f)
+	if err != nil {
+		return fault.Wrap(fault.ArtifactIntegrityFailed, err, "read payload of %s", id)
+	}
+	if n != c.ByteLength || sum != id {
+		return fault.New(fault.ArtifactIntegrityFailed, "payload of %s changed: %d bytes hashing to %s", id, n, sum).With("object", ObjectRel(id))
+	}
+	return nil
+}

@@ -1,0 +1,207 @@
+package artifact
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/flameox/flameox/pkg/fault"
+)
+
+func newStore(t *testing.T) *Store {
+	root := t.TempDir()
+	for _, d := range []string{"artifacts/sha256", "staging"} {
+		os.MkdirAll(filepath.Join(root, d), 0o700)
+	}
+	return &Store{Root: root}
+}
+
+func stagingEmpty(t *testing.T, s *Store) {
+	t.Helper()
+	ents, _ := os.ReadDir(filepath.Join(s.Root, "staging"))
+	if len(ents) != 0 {
+		t.Fatalf("staging not empty: %v", ents)
+	}
+}
+
+func write(t *testing.T, dir, name string, data []byte) string {
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestStageAndPlace(t *testing.T) {
+	s := newStore(t)
+	data := bytes.Repeat([]byte("flameox "), 1<<20) // 8 MiB: spans several chunks
+	src := write(t, t.TempDir(), "cpu.pb.gz", data)
+	st, err := s.StageImport(context.Background(), src, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	if want := "sha256:" + hex.EncodeToString(sum[:]); st.ArtifactID != want || st.Size != int64(len(data)) {
+		t.Fatalf("staged %s/%d, want %s/%d", st.ArtifactID, st.Size, want, len(data))
+	}
+	c, existed, err := s.Place(st, PayloadExt(src))
+	if err != nil || existed {
+		t.Fatalf("place: %v existed=%v", err, existed)
+	}
+	st.Discard()
+	if c.PayloadName != "payload.pb.gz" {
+		t.Fatalf("payload name %q", c.PayloadName)
+	}
+	if err := s.Verify(c.ArtifactID); err != nil {
+		t.Fatal(err)
+	}
+	// Same bytes again: deduplicated, one object.
+	st2, err := s.StageImport(context.Background(), src, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, existed, err = s.Place(st2, ".other")
+	st2.Discard()
+	if err != nil || !existed {
+		t.Fatalf("second place: %v existed=%v", err, existed)
+	}
+	stagingEmpty(t, s)
+	objs, _ := filepath.Glob(filepath.Join(s.Root, "artifacts/sha256/*/*"))
+	if len(objs) != 1 {
+		t.Fatalf("objects: %v", objs)
+	}
+	// An altered byte is detected.
+	_, payload, _ := s.Stat(c.ArtifactID)
+	os.Chmod(payload, 0o600)
+	b, _ := os.ReadFile(payload)
+	b[100] ^= 1
+	os.WriteFile(payload, b, 0o600)
+	if err := s.Verify(c.ArtifactID); !fault.Is(err, fault.ArtifactIntegrityFailed) {
+		t.Fatalf("altered payload not detected: %v", err)
+	}
+}
+
+func TestStageRefuses(t *testing.T) {
+	dir := t.TempDir()
+	regular := write(t, dir, "regular", []byte("hello"))
+	link := filepath.Join(dir, "link")
+	os.Symlink(regular, link)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hard := write(t, dir, "hard", []byte("two names"))
+	os.Link(hard, filepath.Join(dir, "hard2"))
+	big := write(t, dir, "big", bytes.Repeat([]byte("x"), 2048))
+	sock := filepath.Join(dir, "sock")
+	if fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0); err == nil {
+		syscall.Bind(fd, &syscall.SockaddrUnix{Name: sock})
+		defer syscall.Close(fd)
+	}
+
+	tests := []struct {
+		name, path string
+		code       fault.Code
+		say        string
+	}{
+		{"symlink", link, fault.ExecutionRefused, "symbolic link"},
+		{"fifo", fifo, fault.ExecutionRefused, "FIFO"},
+		{"directory", dir, fault.ExecutionRefused, "directory"},
+		{"device", "/dev/null", fault.ExecutionRefused, "not a regular file"},
+		{"socket", sock, fault.ExecutionRefused, "socket"},
+		{"hard link", hard, fault.ExecutionRefused, "hard links"},
+		{"over budget", big, fault.ArtifactTooLarge, "limit"},
+		{"missing", filepath.Join(dir, "nope"), fault.InvalidArguments, "does not exist"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t)
+			_, err := s.StageImport(context.Background(), tt.path, 1024)
+			if !fault.Is(err, tt.code) {
+				t.Fatalf("got %v, want %s", err, tt.code)
+			}
+			if !strings.Contains(err.Error(), tt.say) {
+				t.Fatalf("message %q lacks %q", err, tt.say)
+			}
+			stagingEmpty(t, s)
+		})
+	}
+}
+
+func TestStageDetectsChangeDuringCopy(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(t *testing.T, src string)
+	}{
+		{"grows", func(t *testing.T, src string) {
+			f, _ := os.OpenFile(src, os.O_APPEND|os.O_WRONLY, 0)
+			f.WriteString("more")
+			f.Close()
+		}},
+		{"replaced", func(t *testing.T, src string) {
+			tmp := src + ".new"
+			os.WriteFile(tmp, []byte("same size!"), 0o644)
+			os.Rename(tmp, src)
+		}},
+		{"rewritten in place", func(t *testing.T, src string) {
+			f, _ := os.OpenFile(src, os.O_WRONLY, 0)
+			f.WriteAt([]byte("X"), 0)
+			f.Close()
+			// Make sure the mtime moves even on coarse clocks.
+			os.Chtimes(src, timeAfter(), timeAfter())
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t)
+			src := write(t, t.TempDir(), "f", []byte("0123456789"))
+			s.AfterCopy = func(p string) { tt.change(t, p) }
+			_, err := s.StageImport(context.Background(), src, 1<<20)
+			if !fault.Is(err, fault.ArtifactIntegrityFailed) {
+				t.Fatalf("got %v, want ARTIFACT_INTEGRITY_FAILED", err)
+			}
+			if !fault.As(err).Retryable {
+				t.Fatal("a changed source should be retryable")
+			}
+			stagingEmpty(t, s)
+		})
+	}
+}
+
+func TestFloors(t *testing.T) {
+	core := make([]byte, 64)
+	copy(core, "\x7fELF\x02\x01\x01")
+	core[16] = 4 // ET_CORE, little endian
+	if _, err := CheckFloor(KindMetadata, core, Normal, true); !fault.Is(err, fault.SensitiveArtifactRefused) {
+		t.Fatalf("explicit normal core dump accepted: %v", err)
+	}
+	if got, err := CheckFloor(KindMetadata, core, Internal, false); err != nil || got != Sensitive {
+		t.Fatalf("default not raised: %v %v", got, err)
+	}
+	if got, _ := CheckFloor(KindSourceSnapshot, nil, Internal, false); got != Sensitive {
+		t.Fatal("source snapshot not raised")
+	}
+	if got, _ := CheckFloor(KindSampleProfile, []byte("\x7fELF\x02\x01\x01"), Normal, true); got != Normal {
+		t.Fatal("short ELF header treated as core")
+	}
+	if Max(Normal, Sensitive, Internal) != Sensitive || Max() != Normal {
+		t.Fatal("Max")
+	}
+}
+
+func TestPayloadExt(t *testing.T) {
+	for in, want := range map[string]string{
+		"cpu.pb.gz": ".pb.gz", "x.json": ".json", "noext": "", "a.b.c.txt": ".txt",
+		"evil.$(x)": "", "trace.json.gz": ".json.gz", ".hidden": ".hidden",
+	} {
+		if got := PayloadExt(in); got != want {
+			t.Errorf("PayloadExt(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,244 @@
+package broker
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// How the tree is polled while it is being terminated.
+const (
+	termPoll   = 20 * time.Millisecond
+	killPoll   = 10 * time.Millisecond
+	killWindow = 2 * time.Second
+)
+
+var subreaper struct {
+	once sync.Once
+	err  error
+}
+
+// becomeSubreaper makes this process a child subreaper (once; the flag is
+// per process and cannot usefully be undone while children may be running).
+// Orphaned descendants of a started child are then re-parented to flameox
+// instead of init, so they stay visible in the ppid tree and can be killed
+// and reaped. The error is kept for diagnostics: without it the broker still
+// kills what it finds, but init reaps the orphans.
+func becomeSubreaper() error {
+	subreaper.once.Do(func() {
+		subreaper.err = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	})
+	return subreaper.err
+}
+
+// proc is one line of /proc/<pid>/stat.
+type proc struct {
+	pid, ppid, pgid int
+	state           byte
+	start           uint64 // clock ticks after boot; (pid, start) names a process
+}
+
+func (p proc) dead() bool { return p.state == 'Z' || p.state == 'X' }
+
+// readProc reads /proc/<pid>/stat with three system calls.
+func readProc(pid int, buf []byte) (proc, bool) {
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return proc{}, false
+	}
+	n, err := unix.Read(fd, buf)
+	unix.Close(fd)
+	if err != nil || n <= 0 {
+		return proc{}, false
+	}
+	b := buf[:n]
+	i := bytes.LastIndexByte(b, ')') // the command name may hold spaces and ')'
+	if i < 0 {
+		return proc{}, false
+	}
+	f := bytes.Fields(b[i+1:]) // f[0] is field 3 (state)
+	if len(f) < 20 || len(f[0]) == 0 {
+		return proc{}, false
+	}
+	p := proc{pid: pid, state: f[0][0]}
+	var e1, e2, e3 error
+	p.ppid, e1 = strconv.Atoi(string(f[1]))
+	p.pgid, e2 = strconv.Atoi(string(f[2]))
+	p.start, e3 = strconv.ParseUint(string(f[19]), 10, 64)
+	return p, e1 == nil && e2 == nil && e3 == nil
+}
+
+// scanProcs reads every process in /proc.
+func scanProcs() (map[int]proc, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 4096)
+	procs := make(map[int]proc, len(names))
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if p, ok := readProc(pid, buf); ok {
+			procs[pid] = p
+		}
+	}
+	return procs, nil
+}
+
+// tree tracks the descendants of one started child. The child (root) stays
+// unreaped until the tree is done, so its pid, and with it its process
+// group id, cannot be reused meanwhile.
+type tree struct {
+	root      int
+	self      int
+	known     map[int]uint64 // every descendant seen: pid -> start time
+	termed    map[int]uint64 // sent SIGTERM
+	signalled map[int]uint64 // sent any signal (pid -> start: counts distinct processes)
+}
+
+func newTree(root int) *tree {
+	return &tree{root: root, self: os.Getpid(), known: map[int]uint64{},
+		termed: map[int]uint64{}, signalled: map[int]uint64{}}
+}
+
+// scan snapshots the tree: the root, every process whose (pid, start time)
+// was seen before, every member of the root's process group, and, through
+// ppid links, everything below them. It records what it finds, reaps the
+// zombies that are flameox's children (orphans re-parented to the
+// subreaper) and returns the processes still running and the number of
+// zombies it could not reap yet (their parent has not exited or been seen
+// to exit).
+func (t *tree) scan() (live []proc, zombies int, err error) {
+	procs, err := scanProcs()
+	if err != nil {
+		return nil, 0, err
+	}
+	children := map[int][]int{}
+	var queue []int
+	for pid, p := range procs {
+		children[p.ppid] = append(children[p.ppid], pid)
+		if st, ok := t.known[pid]; pid == t.root || p.pgid == t.root || (ok && st == p.start) {
+			queue = append(queue, pid)
+		}
+	}
+	in := map[int]bool{}
+	t.known = map[int]uint64{} // forget the dead: only what is in this snapshot stays
+	for len(queue) > 0 {
+		pid := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if in[pid] {
+			continue
+		}
+		in[pid] = true
+		p := procs[pid]
+		t.known[pid] = p.start
+		queue = append(queue, children[pid]...)
+		switch {
+		case !p.dead():
+			live = append(live, p)
+		case pid != t.root && !t.reap(p):
+			zombies++
+		}
+	}
+	return live, zombies, nil
+}
+
+// reap collects a zombie descendant that is our child. wait4 on a pid that
+// is our zombie cannot hit anything else: nobody else in flameox waits
+// for processes the broker discovered.
+func (t *tree) reap(p proc) bool {
+	if p.ppid != t.self {
+		return false
+	}
+	var ws unix.WaitStatus
+	got, err := unix.Wait4(p.pid, &ws, unix.WNOHANG, nil)
+	return err == nil && got == p.pid
+}
+
+// signal sends sig to p if p is still the process that was scanned. Other
+// processes go through a pidfd so that a recycled pid is never hit; the
+// root cannot be recycled (it is unreaped), so plain kill is safe.
+func (t *tree) signal(p proc, sig unix.Signal) {
+	t.signalled[p.pid] = p.start
+	if p.pid == t.root {
+		unix.Kill(p.pid, sig)
+		return
+	}
+	fd, err := unix.PidfdOpen(p.pid, 0)
+	if err == nil {
+		defer unix.Close(fd)
+	}
+	var buf [4096]byte
+	if q, ok := readProc(p.pid, buf[:]); !ok || q.start != p.start {
+		return // gone, or the pid now names another process
+	}
+	if err == nil {
+		unix.PidfdSendSignal(fd, sig, nil, 0)
+	} else if !errors.Is(err, unix.ESRCH) {
+		// No pidfd (kernel before 5.3, or out of descriptors): the start
+		// time was checked just above, which leaves only a tiny window.
+		unix.Kill(p.pid, sig)
+	}
+}
+
+// terminate ends the tree: SIGTERM (and SIGCONT, so stopped processes
+// can act on it) to everything running, then up to grace for it to go away,
+// then SIGKILL to whatever is left, repeated as new processes appear,
+// for at most killWindow. It returns the pids still running (or nil), and
+// complete=false also when the tree could not be read.
+func (t *tree) terminate(grace time.Duration) (leftover []int, complete bool) {
+	deadline := time.Now().Add(grace)
+	for {
+		live, zombies, err := t.scan()
+		if err != nil {
+			break
+		}
+		if len(live) == 0 && zombies == 0 {
+			return nil, true
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		for _, p := range live {
+			if st, ok := t.termed[p.pid]; !ok || st != p.start {
+				t.termed[p.pid] = p.start
+				t.signal(p, unix.SIGTERM)
+				t.signal(p, unix.SIGCONT)
+			}
+		}
+		time.Sleep(termPoll)
+	}
+	end := time.Now().Add(killWindow)
+	for {
+		unix.Kill(-t.root, unix.SIGKILL) // catches group members forked since the scan
+		live, zombies, err := t.scan()
+		for _, p := range live {
+			t.signal(p, unix.SIGKILL)
+		}
+		if err == nil && len(live) == 0 && zombies == 0 {
+			return nil, true
+		}
+		if time.Now().After(end) {
+			for _, p := range live {
+				leftover = append(leftover, p.pid)
+			}
+			slices.Sort(leftover)
+			return leftover, false
+		}
+		time.Sleep(killPoll)
+	}
+}

@@ -1,0 +1,213 @@
+// Package capture turns outside evidence into runs: it imports existing
+// artifacts (and, later, executes approved workloads through the broker),
+// stages and registers native artifacts, and writes run manifests. It never
+// publishes; fox-publish does that from the records capture emits.
+package capture
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/flameox/flameox/pkg/artifact"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/faultpoint"
+	"github.com/flameox/flameox/pkg/lock"
+	"github.com/flameox/flameox/pkg/run"
+	"github.com/flameox/flameox/pkg/workspace"
+	"github.com/google/uuid"
+)
+
+// ImportRequest asks to import one file as a new run.
+type ImportRequest struct {
+	Path string `json:"path"`
+	// Kind is the artifact kind; empty means collector_metadata.
+	Kind string `json:"kind,omitempty"`
+	// Sensitivity is normal, internal or sensitive; empty means the
+	// workspace default (capture.default_sensitivity).
+	Sensitivity string `json:"sensitivity,omitempty"`
+	// MediaType overrides the media type guessed from the content.
+	MediaType string `json:"media_type,omitempty"`
+	// Producer names the tool that wrote the file, if known.
+	Producer        string `json:"producer,omitempty"`
+	ProducerVersion string `json:"producer_version,omitempty"`
+	// RequestedBy is "cli" or "mcp".
+	RequestedBy string `json:"-"`
+}
+
+// ImportResult is the outcome of one import.
+type ImportResult struct {
+	Run          *run.Manifest     `json:"run"`
+	ArtifactID   string            `json:"artifact_id"`
+	Registration *run.Registration `json:"registration"`
+	// Deduplicated is true when identical bytes were already stored.
+	Deduplicated bool `json:"deduplicated"`
+}
+
+// Service captures into one workspace.
+type Service struct {
+	WS  *workspace.Workspace
+	Now func() time.Time
+	// Identity collects environment and source identity for new runs.
+	Identity *IdentityCollector
+
+	// afterCopy is a test hook passed to the artifact store.
+	afterCopy func(src string)
+}
+
+// Import stores the file content-addressed and records a new import run
+// with one registration. A failure after the run was created leaves the run
+// in capture_status failed with the error (and returns the error carrying
+// the run id); nothing is left in staging.
+func (s *Service) Import(ctx context.Context, req ImportRequest) (*ImportResult, error) {
+	return s.ImportFrom(ctx, s.WS.ProjectRoot, req)
+}
+
+// ImportFrom is Import with relative paths resolved against base (the
+// caller's working directory for the CLI).
+func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest) (*ImportResult, error) {
+	kind := artifact.KindMetadata
+	if req.Kind != "" {
+		k, err := artifact.ParseKind(req.Kind)
+		if err != nil {
+			return nil, err
+		}
+		kind = k
+	}
+	sens := artifact.Sensitivity(s.WS.Config.Capture.DefaultSensitivity)
+	if req.Sensitivity != "" {
+		v, err := artifact.ParseSensitivity(req.Sensitivity)
+		if err != nil {
+			return nil, err
+		}
+		sens = v
+	}
+	if strings.ContainsRune(req.Path, 0) || req.Path == "" {
+		return nil, fault.New(fault.InvalidArguments, "an import needs a file path")
+	}
+	path := req.Path
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(base, path)
+	}
+
+	if err := artifact.Precheck(path, s.WS.Config.Capture.MaxArtifactBytes); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	env, src := s.Identity.Collect(ctx, s.WS.ProjectRoot, "")
+	m := run.Manifest{
+		RunID: run.NewID(), RunType: run.TypeImport, CreatedAt: now, UpdatedAt: now,
+		ExecutionStatus: run.ExecNotApplicable, CaptureStatus: run.CapturePending, ValidationStatus: run.ValidationNotRequested,
+		Environment: &env, SourceState: &src,
+		Import: &run.ImportInfo{SourceName: filepath.Base(path), RequestedBy: requestedBy(req.RequestedBy)},
+		Reason: "import started",
+	}
+	m.Limitations = append(m.Limitations, "Imported artifact: flameox did not observe how it was produced; the source state is the project's at import time.")
+	runs := &run.Store{Root: s.WS.Root}
+	if err := runs.Create(m); err != nil {
+		return nil, err
+	}
+	faultpoint.Hit("import.run_created")
+
+	store := &artifact.Store{Root: s.WS.Root, AfterCopy: s.afterCopy}
+	staged, err := store.StageImport(ctx, path, s.WS.Config.Capture.MaxArtifactBytes)
+	if err != nil {
+		return nil, s.fail(ctx, runs, &m, err)
+	}
+	defer staged.Discard()
+	finalSens, err := artifact.CheckFloor(kind, staged.Head, sens, req.Sensitivity != "")
+	if err != nil {
+		return nil, s.fail(ctx, runs, &m, err)
+	}
+	mediaType := req.MediaType
+	if mediaType == "" {
+		mediaType = artifact.GuessMediaType(path, staged.Head)
+	}
+	faultpoint.Hit("import.staged")
+
+	ls := s.WS.Locks()
+	var res *ImportResult
+	err = s.WS.WithLock(ctx, ls, lock.Write, func() error {
+		content, existed, err := store.Place(staged, artifact.PayloadExt(path))
+		if err != nil {
+			return err
+		}
+		faultpoint.Hit("import.placed")
+		at := s.now()
+		reg := run.Registration{
+			RegistrationID: uuid.NewString(), RunID: m.RunID, ArtifactID: content.ArtifactID,
+			DisplayName: filepath.Base(path), Kind: string(kind), MediaType: mediaType, Role: "primary",
+			Producer: orDefault(req.Producer, "flameox.import"), ProducerVersion: req.ProducerVersion,
+			Sensitivity: string(finalSens), ByteLength: content.ByteLength,
+			PayloadPath: artifact.ObjectRel(content.ArtifactID) + "/" + content.PayloadName, RegisteredAt: at,
+		}
+		next := m.Clone()
+		next.Revision++
+		next.UpdatedAt = at
+		next.FinishedAt = &at
+		next.CaptureStatus = run.CaptureRegistered
+		next.Artifacts = append(next.Artifacts, reg)
+		next.Reason = "registered"
+		if err := runs.Append(&m, next); err != nil {
+			return err
+		}
+		m = next
+		res = &ImportResult{Run: &m, ArtifactID: content.ArtifactID, Registration: &reg, Deduplicated: existed}
+		return nil
+	})
+	if err != nil {
+		return nil, s.fail(ctx, runs, &m, err)
+	}
+	return res, nil
+}
+
+// fail appends a terminal failed (or cancelled) revision and returns cause
+// tagged with the run id.
+func (s *Service) fail(ctx context.Context, runs *run.Store, m *run.Manifest, cause error) error {
+	fe := fault.As(cause)
+	status := run.CaptureFailed
+	if ctx.Err() != nil {
+		status = run.CaptureCancelled
+		if fe.Code == fault.InternalError {
+			fe = fault.Wrap(fault.ProcessCancelled, cause, "import cancelled")
+		}
+	}
+	fe.RunID = m.RunID
+	at := s.now()
+	next := m.Clone()
+	next.Revision++
+	next.UpdatedAt = at
+	next.FinishedAt = &at
+	next.CaptureStatus = status
+	next.Error = fe
+	next.Reason = string(fe.Code)
+	// Record the failure even if the caller's context is done.
+	wctx := context.WithoutCancel(ctx)
+	werr := s.WS.WithLock(wctx, s.WS.Locks(), lock.Write, func() error { return runs.Append(m, next) })
+	if werr == nil {
+		*m = next
+	}
+	return fe
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func requestedBy(s string) string {
+	if s == "" {
+		return "cli"
+	}
+	return s
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

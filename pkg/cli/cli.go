@@ -1,0 +1,205 @@
+// Package cli is the seam between a process and flameox's tools: it builds an
+// Env from the operating system, runs one tool function, and turns whatever
+// error comes back into exactly one message and exit status.
+//
+// Every binary's main is one call:
+//
+//	func main() { os.Exit(cli.Main("fox-capture", capturetool.Run)) }
+//
+// Below main nothing reads os.Args, os.Stdout or the process environment
+// directly; tools get them from Env, so tests can run them in-process.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/spf13/pflag"
+)
+
+// OutputMode says how a tool reports its result and errors on stdout.
+type OutputMode int
+
+const (
+	// Human: readable text on stdout, errors as text on stderr.
+	Human OutputMode = iota
+	// JSON: the domain result as one JSON document on stdout; errors also
+	// as a JSON envelope on stdout (and text on stderr).
+	JSON
+	// Records: JSON lines on stdout; an error becomes an "error" record.
+	Records
+)
+
+// Env is everything a tool may take from its process.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv reads the parent environment. Tools must never copy the whole
+	// environment into records; see pkg/broker for child environments.
+	Getenv  func(string) string
+	Environ func() []string
+	// Dir is the working directory the tool was started in.
+	Dir string
+	Now func() time.Time
+	// StderrTerminal reports whether stderr is a terminal (for progress).
+	StderrTerminal bool
+	// Executable is the path of the running binary (for finding siblings).
+	Executable string
+
+	// Mode is set by the tool once it has parsed its flags.
+	Mode OutputMode
+	// Name is the program name used as the prefix of error messages.
+	Name string
+}
+
+// RunFunc is the one signature every tool has.
+type RunFunc func(ctx context.Context, env *Env, args []string) error
+
+// OSEnv builds an Env from the current process.
+func OSEnv(name string) *Env {
+	dir, _ := os.Getwd()
+	exe, _ := os.Executable()
+	return &Env{
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		Getenv: os.Getenv, Environ: os.Environ,
+		Dir: dir, Now: time.Now,
+		StderrTerminal: isTerminal(os.Stderr),
+		Executable:     exe,
+		Name:           name,
+	}
+}
+
+// Main runs tool with the process's arguments and returns the exit status.
+// SIGINT and SIGTERM cancel the tool's context; a second signal is left to
+// its default action. SIGPIPE is deliberately not caught, so a closed stdout
+// (`fox-… | head`) ends the process quietly.
+func Main(name string, tool RunFunc) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := OSEnv(name)
+	return Run(ctx, env, tool, os.Args[1:])
+}
+
+// Run runs tool in env and reports its error; it is Main without the process.
+func Run(ctx context.Context, env *Env, tool RunFunc, args []string) int {
+	err := tool(ctx, env, args)
+	return Report(env, err)
+}
+
+// Report writes err the way env.Mode asks and returns the exit status.
+func Report(env *Env, err error) int {
+	if err == nil {
+		return fault.ExitOK
+	}
+	if errors.Is(err, pflag.ErrHelp) {
+		return fault.ExitOK
+	}
+	var neg *NegativeResult
+	if errors.As(err, &neg) {
+		if neg.Message != "" {
+			fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, neg.Message)
+		}
+		return fault.ExitNegative
+	}
+	fe := fault.As(err)
+	if errors.Is(err, context.Canceled) && fe.Code == fault.InternalError {
+		fe = fault.Wrap(fault.ProcessCancelled, err, "interrupted")
+	}
+	fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, fe.Human())
+	switch env.Mode {
+	case JSON:
+		writeJSON(env.Stdout, ErrorEnvelope{SchemaVersion: 1, OK: false, Error: fe})
+	case Records:
+		writeJSONLine(env.Stdout, ErrorRecord{Record: "error", SchemaVersion: 1, Error: *fe})
+	}
+	return fe.ExitCode()
+}
+
+// NegativeResult ends a tool with exit status 1 without it being an error:
+// a validation that found problems, a gate that failed. The result itself
+// has already been written.
+type NegativeResult struct{ Message string }
+
+func (n *NegativeResult) Error() string { return n.Message }
+
+// ErrorEnvelope is what `--json` prints when a command fails; MCP returns the
+// same envelope.
+type ErrorEnvelope struct {
+	SchemaVersion int          `json:"schema_version"`
+	OK            bool         `json:"ok"`
+	Error         *fault.Error `json:"error"`
+}
+
+// ErrorRecord is the record a plumbing tool writes when it fails, so that
+// downstream stages see why the stream ended.
+type ErrorRecord struct {
+	Record        string `json:"record"`
+	SchemaVersion int    `json:"schema_version"`
+	fault.Error
+}
+
+func writeJSON(w io.Writer, v any) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err == nil {
+		w.Write(append(data, '\n'))
+	}
+}
+
+func writeJSONLine(w io.Writer, v any) {
+	data, err := json.Marshal(v)
+	if err == nil {
+		w.Write(append(data, '\n'))
+	}
+}
+
+// PrintJSON writes v as an indented JSON document (the --json form).
+func PrintJSON(w io.Writer, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fault.Wrap(fault.InternalError, err, "encode result")
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
+// NewFlags returns a flag set that reports errors instead of exiting and
+// prints usage to env.Stderr.
+func NewFlags(env *Env, name, usage string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprintf(env.Stderr, "%s\n\nFlags:\n%s", usage, fs.FlagUsages())
+	}
+	return fs
+}
+
+// Parse parses args and converts flag errors into INVALID_ARGUMENTS.
+func Parse(fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return fault.Wrap(fault.InvalidArguments, err, "%s", fs.Name()).Fix("Run '" + fs.Name() + " --help' for usage.")
+	}
+	return nil
+}
+
+// Usagef returns an INVALID_ARGUMENTS error.
+func Usagef(format string, args ...any) error {
+	return fault.New(fault.InvalidArguments, format, args...)
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

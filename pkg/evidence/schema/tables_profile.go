@@ -1,0 +1,114 @@
+package schema
+
+// Measurements, profiles and observations extracted from native artifacts.
+
+// Measurements keeps the raw hierarchy of a benchmark (worker, run index,
+// value index, loops, warm-up, block, variant, order, phase) as plain columns
+// so cohort filters never have to look inside dimensions.
+var Measurements = newTable("measurements", 1, 0,
+	"One row per measured value, with its unit and its place in the raw hierarchy.",
+	req("measurement_id", tStr, "digest of the measurement identity"),
+	req("run_id", tStr, "run the value belongs to"),
+	opt("artifact_id", tStr, "artifact it was extracted from (null for process facts)"),
+	req("name", tStr, "metric name, e.g. process.wall_time, pytest.phase.call").dict(),
+	opt("value_int", tI64, "integer value (exactly one of value_int, value_float is set)"),
+	opt("value_float", tF64, "floating-point value"),
+	req("unit", tStr, "unit of the value: ns, bytes, count, ...").dict(),
+	req("aggregation", tStr, "how the value was formed: value | sum | mean | first | ...").dict(),
+	req("scope", tStr, "what it covers: process | run | test_suite | test | benchmark").dict(),
+	opt("subject", tStr, "what was measured inside the scope: test node id, benchmark or fixture name"),
+	opt("outcome", tStr, "outcome of the subject, e.g. passed | failed").dict(),
+	opt("trial_id", tStr, "trial (experiments link runs through trials.run_id)"),
+	opt("worker_id", tStr, "benchmark worker process").dict(),
+	opt("worker_run_index", tI32, "run index within the worker"),
+	opt("value_index", tI32, "value index within the worker run"),
+	opt("loop_count", tU64, "inner loops behind one value").count(),
+	req("is_warmup", tBool, "value is a warm-up value"),
+	opt("block_id", tStr, "experiment block"),
+	opt("variant_id", tStr, "experiment variant").dict(),
+	opt("order_in_block", tI32, "position in the block"),
+	opt("phase", tStr, "phase annotation active when measured").dict(),
+	opt("dimensions", tStrMap, "remaining labels (never used for hot filters)"),
+	req("evidence_level", tStr, "observed | derived | inferred").dict(),
+)
+
+// Frames follows pprof's identity model: a frame is a (function, file, line)
+// in a module at a module-relative address; inlined frames list the frames
+// they are inlined into.
+var Frames = newTable("frames", 1, 0,
+	"Profile frames with pprof-style identity and symbolization quality.",
+	req("frame_id", tStr, "digest of the frame identity"),
+	opt("language", tStr, "source language, e.g. go, c, python").dict(),
+	opt("function", tStr, "function name (demangled)"),
+	opt("system_name", tStr, "function name as in the binary (mangled)"),
+	opt("module", tStr, "mapping file / module / category").dict(),
+	opt("file", tStr, "source file").dict(),
+	opt("line", tI32, "source line"),
+	opt("column", tI32, "source column"),
+	opt("start_line", tI32, "first line of the function"),
+	opt("address", tU64, "absolute address in the profiled process"),
+	opt("build_id", tStr, "build id of the module").dict(),
+	opt("module_relative_address", tU64, "address relative to the module's load base"),
+	opt("inlined", tBool, "frame was inlined into its caller at this address"),
+	opt("inline_chain", tStrList, "frame_ids this frame is inlined into, physical frame first"),
+	req("symbolization", tStr, "full | partial | none").dict(),
+	opt("source_state_id", tStr, "source state the file/line refer to"),
+	opt("artifact_id", tStr, "artifact the frame was read from (artifact-local frames)"),
+)
+
+// FrameMeasurements aggregates one metric per frame, thread and process.
+var FrameMeasurements = newTable("frame_measurements", 1, 0,
+	"Self and inclusive values per frame and metric (one profile sample type).",
+	req("run_id", tStr, "run"),
+	req("artifact_id", tStr, "profile artifact"),
+	req("frame_id", tStr, "frames.frame_id"),
+	req("metric", tStr, "sample type, e.g. cpu, alloc_space, trace.slice_duration").dict(),
+	req("unit", tStr, "unit of the values, e.g. ns, bytes, count").dict(),
+	opt("self_value", tI64, "value with the frame as leaf"),
+	opt("inclusive_value", tI64, "value with the frame anywhere on the stack (recursion counted once)"),
+	opt("sample_count", tU64, "samples or slices contributing").count(),
+	opt("thread", tStr, "thread name").dict(),
+	opt("process", tStr, "process name").dict(),
+	opt("phase", tStr, "phase, when unique for the samples").dict(),
+)
+
+// CallEdges are aggregated caller -> callee edges.
+var CallEdges = newTable("call_edges", 1, 0,
+	"Aggregated parent -> child frame edges.",
+	req("run_id", tStr, "run"),
+	req("artifact_id", tStr, "profile or trace artifact"),
+	req("parent_frame_id", tStr, "caller frame"),
+	req("child_frame_id", tStr, "callee frame"),
+	req("sample_count", tU64, "samples or slices on the edge").count(),
+	req("duration_ns", tI64, "time attributed to the child on this edge").ns(),
+)
+
+// Stacks are representative stacks, root to leaf.
+var Stacks = newTable("stacks", 1, 0,
+	"Representative stacks (root -> leaf frame ids) with their time span.",
+	req("stack_id", tStr, "digest of the stack identity"),
+	req("run_id", tStr, "run"),
+	req("artifact_id", tStr, "artifact"),
+	req("frame_ids", tStrList, "frame ids, root first"),
+	req("leaf_frame_id", tStr, "last element of frame_ids"),
+	req("start_ns", tI64, "start, relative to the trace origin").ns(),
+	req("duration_ns", tI64, "duration").ns(),
+	req("track_id", tU64, "trace track (thread) id"),
+)
+
+// Observations are non-numeric facts: line hits, branch arcs, annotations,
+// configuration.
+var Observations = newTable("observations", 1, 0,
+	"Line hits, branch arcs, annotations and configuration facts.",
+	req("observation_id", tStr, "digest of the observation identity"),
+	req("run_id", tStr, "run"),
+	opt("artifact_id", tStr, "artifact it was read from"),
+	req("kind", tStr, "line_hit | branch_arc | annotation | configuration | ...").dict(),
+	req("name", tStr, "observation name, e.g. coverage.line").dict(),
+	req("value_json", tStr, "canonical JSON value"),
+	opt("file", tStr, "project-relative file").dict(),
+	opt("line_from", tI32, "line (or arc source)"),
+	opt("line_to", tI32, "arc destination line"),
+	opt("context", tStr, "coverage context or phase").dict(),
+	req("evidence_level", tStr, "observed | derived | inferred").dict(),
+)

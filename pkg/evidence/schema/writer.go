@@ -1,0 +1,208 @@
+package schema
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// DefaultRowGroupRows is the row-group size used when Options leaves it 0.
+const DefaultRowGroupRows = 64 * 1024
+
+// Common holds the publication columns, identical for every row of a file.
+type Common struct {
+	GenerationID     string
+	PublishedAt      time.Time
+	ExtractorName    string
+	ExtractorVersion string
+}
+
+// Options configure a Writer.
+type Options struct {
+	Common       Common
+	RowGroupRows int // rows per row group; 0 means DefaultRowGroupRows
+}
+
+// Writer writes rows of one table to one Parquet file.
+//
+// Obtain typed column handles once (StringCol, Int64Col, ...), append one
+// value to every non-publication column, then call EndRow. Rows are buffered
+// in Arrow builders and written one row group at a time. A Writer is not safe
+// for concurrent use. It never closes the io.Writer it was given.
+type Writer struct {
+	t        *Table
+	buf      *bufio.Writer
+	fw       *pqarrow.FileWriter
+	rb       *array.RecordBuilder
+	builders []array.Builder
+	common   Common
+	rowGroup int
+	pending  int   // rows in the builders
+	rows     int64 // rows written to row groups
+	err      error // sticky
+	closed   bool
+}
+
+// NewWriter starts a Parquet file for t on w.
+func NewWriter(t *Table, w io.Writer, opts Options) (*Writer, error) {
+	c := opts.Common
+	if c.GenerationID == "" || c.ExtractorName == "" || c.ExtractorVersion == "" || c.PublishedAt.IsZero() {
+		return nil, fmt.Errorf("schema: %s: Common needs GenerationID, PublishedAt, ExtractorName and ExtractorVersion", t.Name)
+	}
+	return newWriter(t, w, opts.RowGroupRows, c)
+}
+
+func newWriter(t *Table, w io.Writer, rowGroup int, c Common) (*Writer, error) {
+	if rowGroup <= 0 {
+		rowGroup = DefaultRowGroupRows
+	}
+	props := []parquet.WriterProperty{
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithDictionaryDefault(false),
+		parquet.WithMaxRowGroupLength(int64(rowGroup)),
+		parquet.WithCreatedBy("flameox evidence " + t.ID()),
+	}
+	for _, col := range t.Columns {
+		if col.Dict {
+			props = append(props, parquet.WithDictionaryFor(col.Name, true))
+		}
+		if strings.HasSuffix(col.Name, "_json") {
+			props = append(props, parquet.WithStatsFor(col.Name, false))
+		}
+	}
+	// bufio batches pqarrow's small writes; hiding Close keeps pqarrow from
+	// closing the caller's file (the caller fsyncs and closes it).
+	buf := bufio.NewWriterSize(struct{ io.Writer }{w}, 1<<20)
+	fw, err := pqarrow.NewFileWriter(t.Schema(), buf, parquet.NewWriterProperties(props...),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		return nil, fmt.Errorf("schema: %s: %w", t.Name, err)
+	}
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, t.Schema())
+	return &Writer{t: t, buf: buf, fw: fw, rb: rb, builders: rb.Fields(),
+		common: c, rowGroup: rowGroup}, nil
+}
+
+// Table returns the table being written.
+func (w *Writer) Table() *Table { return w.t }
+
+// Rows returns the number of rows ended so far.
+func (w *Writer) Rows() int64 { return w.rows + int64(w.pending) }
+
+// EndRow completes the current row. Every non-publication column must have
+// received exactly one value since the previous EndRow.
+func (w *Writer) EndRow() error {
+	if w.closed {
+		return errClosed
+	}
+	if w.err != nil {
+		return w.err
+	}
+	want := w.pending + 1
+	for i := NumCommon; i < len(w.builders); i++ {
+		if n := w.builders[i].Len(); n != want {
+			return w.fail(fmt.Errorf("schema: %s row %d: column %s has %d values, want %d",
+				w.t.Name, w.Rows(), w.t.Columns[i].Name, n, want))
+		}
+	}
+	w.pending = want
+	if w.pending >= w.rowGroup {
+		return w.flush()
+	}
+	return nil
+}
+
+func (w *Writer) fail(err error) error {
+	if w.err == nil {
+		w.err = err
+	}
+	return w.err
+}
+
+// flush fills the publication columns and writes the buffered rows as one
+// row group.
+func (w *Writer) flush() error {
+	n := w.pending
+	if n == 0 {
+		return nil
+	}
+	version := int32(w.t.Major)
+	ts := arrow.Timestamp(w.common.PublishedAt.UnixMicro())
+	b0 := w.builders[0].(*array.Int32Builder)
+	b2 := w.builders[2].(*array.TimestampBuilder)
+	b0.Reserve(n)
+	b2.Reserve(n)
+	for range n {
+		b0.UnsafeAppend(version)
+		b2.UnsafeAppend(ts)
+	}
+	for _, c := range [...]struct {
+		i int
+		s string
+	}{{1, w.common.GenerationID}, {3, w.common.ExtractorName}, {4, w.common.ExtractorVersion}} {
+		sb, s := w.builders[c.i].(*array.StringBuilder), c.s
+		sb.Reserve(n)
+		sb.ReserveData(n * len(s))
+		for range n {
+			sb.Append(s)
+		}
+	}
+	for i, c := range w.t.Columns {
+		if !c.Nullable && w.builders[i].NullN() > 0 {
+			return w.fail(fmt.Errorf("schema: %s: %d nulls in non-nullable column %s",
+				w.t.Name, w.builders[i].NullN(), c.Name))
+		}
+	}
+	rec := w.rb.NewRecordBatch()
+	defer rec.Release()
+	if err := w.fw.Write(rec); err != nil {
+		return w.fail(fmt.Errorf("schema: %s: %w", w.t.Name, err))
+	}
+	w.rows += int64(n)
+	w.pending = 0
+	return nil
+}
+
+// Close writes the remaining rows and the footer, flushes everything to the
+// io.Writer (without closing it) and returns the number of rows written.
+// After an error the output is incomplete and must be discarded.
+func (w *Writer) Close() (int64, error) {
+	if w.closed {
+		return w.rows, w.err
+	}
+	w.closed = true
+	defer w.rb.Release()
+	if w.err == nil {
+		_ = w.flush() // a failure is kept in w.err
+	}
+	if err := w.fw.Close(); err != nil {
+		w.fail(fmt.Errorf("schema: %s: closing: %w", w.t.Name, err))
+	}
+	if err := w.buf.Flush(); err != nil {
+		w.fail(fmt.Errorf("schema: %s: %w", w.t.Name, err))
+	}
+	return w.rows, w.err
+}
+
+// WriteEmpty writes a valid Parquet file of t with no rows: the typed empty
+// anchor that lets a fresh workspace define every view.
+func WriteEmpty(t *Table, w io.Writer) error {
+	wr, err := newWriter(t, w, 0, Common{})
+	if err != nil {
+		return err
+	}
+	_, err = wr.Close()
+	return err
+}
+
+var errClosed = errors.New("schema: writer is closed")

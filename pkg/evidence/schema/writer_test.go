@@ -1,0 +1,236 @@
+package schema
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+var testCommon = Common{
+	GenerationID:     "gen-01",
+	PublishedAt:      time.Date(2026, 3, 4, 5, 6, 7, 123456000, time.UTC),
+	ExtractorName:    "flameox.test",
+	ExtractorVersion: "1",
+}
+
+// sample is a deterministic value for column c in row, nil for some rows of
+// nullable columns; it exercises every column type, including uint64 values
+// above MaxInt64, empty lists and empty maps.
+func sample(c Column, row int) any {
+	if c.Nullable && row%3 == 2 {
+		return nil
+	}
+	switch c.Type.ID() {
+	case arrow.STRING:
+		return fmt.Sprintf("%s-%d", c.Name, row)
+	case arrow.INT32:
+		return int32(row*7 - 3)
+	case arrow.INT64:
+		return int64(row)*1_000_000_000_000 - 5
+	case arrow.UINT64:
+		return uint64(math.MaxUint64) - uint64(row)
+	case arrow.FLOAT64:
+		return float64(row) + 0.25
+	case arrow.BOOL:
+		return row%2 == 0
+	case arrow.TIMESTAMP:
+		return time.Date(2026, 1, 2, 3, 4, 5, row*1000, time.UTC)
+	case arrow.LIST:
+		return []string{"a", c.Name, fmt.Sprint(row)}[:row%4%3]
+	case arrow.MAP:
+		return map[string]string{"k": fmt.Sprint(row), "phase": "warm"}
+	}
+	panic("no sample for " + c.TypeName())
+}
+
+// readBack opens path with pqarrow and returns its schema, footer row count,
+// row-group count and every value as Go values, row by row.
+func readBack(t *testing.T, path string) (*arrow.Schema, int64, int, [][]any) {
+	t.Helper()
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1024}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := fr.Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	rows := make([][]any, tbl.NumRows())
+	for ci := 0; ci < int(tbl.NumCols()); ci++ {
+		r := 0
+		for _, chunk := range tbl.Column(ci).Data().Chunks() {
+			for i := 0; i < chunk.Len(); i++ {
+				rows[r] = append(rows[r], value(chunk, i))
+				r++
+			}
+		}
+	}
+	return s, pf.NumRows(), pf.NumRowGroups(), rows
+}
+
+func value(a arrow.Array, i int) any {
+	if a.IsNull(i) {
+		return nil
+	}
+	switch a := a.(type) {
+	case *array.String:
+		return a.Value(i)
+	case *array.Int32:
+		return a.Value(i)
+	case *array.Int64:
+		return a.Value(i)
+	case *array.Uint64:
+		return a.Value(i)
+	case *array.Float64:
+		return a.Value(i)
+	case *array.Boolean:
+		return a.Value(i)
+	case *array.Timestamp:
+		return time.UnixMicro(int64(a.Value(i))).UTC()
+	case *array.Map:
+		start, end := a.ValueOffsets(i)
+		m := map[string]string{}
+		for j := start; j < end; j++ {
+			m[a.Keys().(*array.String).Value(int(j))] = a.Items().(*array.String).Value(int(j))
+		}
+		return m
+	case *array.List:
+		start, end := a.ValueOffsets(i)
+		l := []string{}
+		for j := start; j < end; j++ {
+			l = append(l, a.ListValues().(*array.String).Value(int(j)))
+		}
+		return l
+	}
+	panic(fmt.Sprintf("no reader for %T", a))
+}
+
+func create(t *testing.T, name string) *os.File {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func TestRoundTrip(t *testing.T) {
+	const nrows = 10
+	for _, tb := range Tables() {
+		t.Run(tb.Name, func(t *testing.T) {
+			f := create(t, tb.Name+".parquet")
+			w, err := NewWriter(tb, f, Options{Common: testCommon, RowGroupRows: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([][]any, nrows)
+			for r := range nrows {
+				want[r] = []any{int32(tb.Major), testCommon.GenerationID, testCommon.PublishedAt,
+					testCommon.ExtractorName, testCommon.ExtractorVersion}
+				vals := make([]any, 0, len(tb.Columns))
+				for _, c := range tb.Columns[NumCommon:] {
+					vals = append(vals, sample(c, r))
+				}
+				want[r] = append(want[r], vals...)
+				if err := w.AppendRow(vals); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n, err := w.Close(); n != nrows || err != nil {
+				t.Fatalf("Close() = %d, %v", n, err)
+			}
+			s, footerRows, groups, got := readBack(t, f.Name())
+			if footerRows != nrows || groups != 3 {
+				t.Errorf("footer: %d rows in %d row groups, want %d in 3", footerRows, groups, nrows)
+			}
+			if err := tb.Validate(s); err != nil {
+				t.Error(err)
+			}
+			if err := Validate(s); err != nil {
+				t.Error(err)
+			}
+			for r := range want {
+				for ci, c := range tb.Columns {
+					if wv, gv := want[r][ci], got[r][ci]; !reflect.DeepEqual(wv, gv) {
+						t.Errorf("row %d %s: got %#v, want %#v", r, c.Name, gv, wv)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestWriteEmpty(t *testing.T) {
+	for _, tb := range Tables() {
+		f := create(t, tb.Name+".parquet")
+		if err := WriteEmpty(tb, f); err != nil {
+			t.Fatal(err)
+		}
+		s, n, _, rows := readBack(t, f.Name())
+		if n != 0 || len(rows) != 0 {
+			t.Errorf("%s: empty anchor has %d rows", tb.Name, n)
+		}
+		if err := tb.Validate(s); err != nil {
+			t.Errorf("%s: %v", tb.Name, err)
+		}
+	}
+}
+
+func TestValidateMismatch(t *testing.T) {
+	fields := Runs.Schema().Fields()
+	md := Runs.Schema().Metadata()
+	i := Runs.Index("exit_code")
+	fields[i].Type = arrow.PrimitiveTypes.Int64    // changed type
+	fields = append(fields[:i+1], fields[i+2:]...) // drops "signal"
+	fields = append(fields, arrow.Field{Name: "hostname", Type: arrow.BinaryTypes.String})
+	err := Runs.Validate(arrow.NewSchema(fields, &md))
+	var me *MismatchError
+	if !errors.As(err, &me) || me.Table != "runs@1.0" {
+		t.Fatalf("Validate = %v, want a MismatchError for runs@1.0", err)
+	}
+	for _, want := range []string{"exit_code is int64, want int32", "signal (string) missing", "unexpected column hostname"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+
+	if err := Runs.Validate(Artifacts.Schema()); err == nil || !strings.Contains(err.Error(), `flameox.table = "artifacts", want "runs"`) {
+		t.Errorf("Validate(artifacts schema) = %v", err)
+	}
+	old := arrow.NewMetadata([]string{MetaTable, MetaMajor, MetaMinor}, []string{"runs", "1", "7"})
+	if err := Validate(arrow.NewSchema(Runs.Schema().Fields(), &old)); err == nil || !strings.Contains(err.Error(), "flameox.schema.minor") {
+		t.Errorf("Validate(minor 7) = %v", err)
+	}
+	swapped := Runs.Schema().Fields()
+	swapped[6], swapped[7] = swapped[7], swapped[6]
+	if err := Runs.Validate(arrow.NewSchema(swapped, &md)); err == nil || !strings.Contains(err.Error(), "order differs at position 6") {
+		t.Errorf("Validate(swapped) = %v", err)
+	}
+	if err := Validate(arrow.NewSchema(fields, nil)); err == nil || !strings.Contains(err.Error(), "names no evidence table") {
+		t.Errorf("Validate(no metadata) = %v", err)
+	}
+}

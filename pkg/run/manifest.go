@@ -1,0 +1,106 @@
+// Package run keeps run manifests: one directory per run (a UUID) holding
+// append-only numbered revisions, a current projection and a log.
+//
+// A run is one attempted execution or one import, and it is never edited to
+// attach later work: each change is a new revision, checked against the
+// three state machines (execution, capture, validation) and written with a
+// compare-and-swap on its revision number, after which the projection
+// (`manifest.json`) is replaced atomically. The projection always equals
+// the newest revision, so readers need only one file.
+package run
+
+import (
+	"time"
+
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/identity"
+	"github.com/flameox/flameox/pkg/lease"
+)
+
+// SchemaVersion of run manifests and revisions.
+const SchemaVersion = 1
+
+// Run types.
+const (
+	TypeImport    = "import"
+	TypeExecution = "execution"
+)
+
+// Manifest is one revision of a run (and, for the newest, the projection).
+type Manifest struct {
+	SchemaVersion    int                   `json:"schema_version"`
+	Revision         int                   `json:"revision"`
+	RunID            string                `json:"run_id"`
+	RunType          string                `json:"run_type"`
+	CreatedAt        time.Time             `json:"created_at"`
+	UpdatedAt        time.Time             `json:"updated_at"`
+	StartedAt        *time.Time            `json:"started_at,omitempty"`
+	FinishedAt       *time.Time            `json:"finished_at,omitempty"`
+	ExecutionStatus  string                `json:"execution_status"`
+	CaptureStatus    string                `json:"capture_status"`
+	ValidationStatus string                `json:"validation_status"`
+	Environment      *identity.Environment `json:"environment,omitempty"`
+	SourceState      *identity.SourceState `json:"source_state,omitempty"`
+	// Import describes where an imported artifact came from.
+	Import *ImportInfo `json:"import,omitempty"`
+	// Artifacts are this run's registrations.
+	Artifacts   []Registration `json:"artifacts"`
+	Limitations []string       `json:"limitations"`
+	// Lease is held while the run is running (capture runs).
+	Lease *Lease `json:"lease,omitempty"`
+	// Reason says why the newest revision was written ("registered",
+	// "copy failed", "owner process gone", ...).
+	Reason string `json:"reason,omitempty"`
+	// Error is the structured failure of a failed or cancelled run.
+	Error *fault.Error `json:"error,omitempty"`
+}
+
+// ImportInfo records an import's source name (never its directory, which
+// may reveal a home path) and the requested classification.
+type ImportInfo struct {
+	SourceName  string `json:"source_name"`
+	RequestedBy string `json:"requested_by"` // "cli" or "mcp"
+}
+
+// Registration is one run's claim on a stored artifact: what it is and how
+// carefully it must be handled. The same object may have several.
+type Registration struct {
+	RegistrationID  string    `json:"registration_id"`
+	RunID           string    `json:"run_id"`
+	ArtifactID      string    `json:"artifact_id"`
+	DisplayName     string    `json:"display_name"`
+	Kind            string    `json:"kind"`
+	MediaType       string    `json:"media_type"`
+	Role            string    `json:"role"`
+	Producer        string    `json:"producer"`
+	ProducerVersion string    `json:"producer_version"`
+	Sensitivity     string    `json:"sensitivity"`
+	ByteLength      int64     `json:"byte_length"`
+	PayloadPath     string    `json:"payload_path"` // workspace-relative
+	RegisteredAt    time.Time `json:"registered_at"`
+}
+
+// Lease proves a live owner of a running run: the owning process (pid,
+// start time, boot id), a heartbeat and an expiry. Recovery closes a run
+// only when its owner is provably gone.
+type Lease struct {
+	Owner       lease.Owner `json:"owner"`
+	HeartbeatAt time.Time   `json:"heartbeat_at"`
+	ExpiresAt   time.Time   `json:"expires_at"`
+}
+
+// Terminal reports whether no machine can move any more except into
+// quarantine.
+func (m *Manifest) Terminal() bool {
+	return Execution.Terminal(m.ExecutionStatus) &&
+		(m.CaptureStatus != CapturePending && m.CaptureStatus != CaptureRunning) &&
+		(Validation.Terminal(m.ValidationStatus))
+}
+
+// Clone returns a deep-enough copy for building the next revision.
+func (m *Manifest) Clone() Manifest {
+	c := *m
+	c.Artifacts = append([]Registration{}, m.Artifacts...)
+	c.Limitations = append([]string{}, m.Limitations...)
+	return c
+}

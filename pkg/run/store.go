@@ -1,0 +1,210 @@
+package run
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/flameox/flameox/pkg/durable"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/google/uuid"
+)
+
+// Store reads and writes the runs/ directory of a workspace. Writers must
+// hold the workspace write lock around Create and Append (the store checks
+// revisions, the lock keeps projections in order).
+type Store struct {
+	// Root is the workspace root (the .diagnostics directory).
+	Root string
+}
+
+var idPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// NewID returns a new run id.
+func NewID() string { return uuid.NewString() }
+
+// ValidID reports whether id is a run id (a lowercase UUID); it keeps path
+// separators and traversal out of run paths.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// Dir returns the run's directory.
+func (s *Store) Dir(id string) string { return filepath.Join(s.Root, "runs", id) }
+
+// ManifestRel is the workspace-relative projection path.
+func ManifestRel(id string) string { return "runs/" + id + "/manifest.json" }
+
+func revisionName(n int) string { return fmt.Sprintf("%08d.json", n) }
+
+// Create writes revision 0 of a new run.
+func (s *Store) Create(m Manifest) error {
+	if !ValidID(m.RunID) {
+		return fault.New(fault.InternalError, "invalid run id %q", m.RunID)
+	}
+	if m.Revision != 0 {
+		return fault.New(fault.InternalError, "a new run starts at revision 0, not %d", m.Revision)
+	}
+	for _, c := range []struct {
+		m *Machine
+		s string
+	}{{Execution, m.ExecutionStatus}, {Capture, m.CaptureStatus}, {Validation, m.ValidationStatus}} {
+		if err := c.m.CheckInitial(c.s); err != nil {
+			return err
+		}
+	}
+	if m.RunType == TypeImport && m.ExecutionStatus != ExecNotApplicable {
+		return fault.New(fault.InternalError, "an import run has execution_status not_applicable")
+	}
+	dir := s.Dir(m.RunID)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fault.New(fault.RevisionConflict, "run %s already exists", m.RunID)
+		}
+		return fmt.Errorf("create run directory: %w", err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "revisions"), 0o700); err != nil {
+		return fmt.Errorf("create revisions directory: %w", err)
+	}
+	if err := durable.SyncDir(filepath.Dir(dir)); err != nil {
+		return err
+	}
+	return s.write(m)
+}
+
+// Append writes next as the revision after prev, checking every state
+// machine. prev must be the run's newest revision.
+func (s *Store) Append(prev *Manifest, next Manifest) error {
+	if next.RunID != prev.RunID || next.RunType != prev.RunType || !next.CreatedAt.Equal(prev.CreatedAt) {
+		return fault.New(fault.InternalError, "a revision cannot change a run's id, type or creation time")
+	}
+	if next.Revision != prev.Revision+1 {
+		return fault.New(fault.InternalError, "revision %d cannot follow %d", next.Revision, prev.Revision)
+	}
+	if err := Execution.Check(prev.ExecutionStatus, next.ExecutionStatus); err != nil {
+		return err.(*fault.Error).ForRun(prev.RunID)
+	}
+	if err := Capture.Check(prev.CaptureStatus, next.CaptureStatus); err != nil {
+		return err.(*fault.Error).ForRun(prev.RunID)
+	}
+	if err := Validation.Check(prev.ValidationStatus, next.ValidationStatus); err != nil {
+		return err.(*fault.Error).ForRun(prev.RunID)
+	}
+	cur, err := s.Get(prev.RunID)
+	if err != nil {
+		return err
+	}
+	if cur.Revision != prev.Revision {
+		return fault.New(fault.RevisionConflict, "run %s is at revision %d, not %d", prev.RunID, cur.Revision, prev.Revision).ForRun(prev.RunID).Retry()
+	}
+	return s.write(next)
+}
+
+func (s *Store) write(m Manifest) error {
+	m.SchemaVersion = SchemaVersion
+	if m.Artifacts == nil {
+		m.Artifacts = []Registration{}
+	}
+	if m.Limitations == nil {
+		m.Limitations = []string{}
+	}
+	data, err := durable.MarshalIndent(m)
+	if err != nil {
+		return fault.Wrap(fault.InternalError, err, "encode run %s", m.RunID)
+	}
+	dir := s.Dir(m.RunID)
+	err = durable.CreateExclusive(filepath.Join(dir, "revisions", revisionName(m.Revision)), data, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return fault.New(fault.RevisionConflict, "run %s already has revision %d", m.RunID, m.Revision).ForRun(m.RunID).Retry()
+	}
+	if err != nil {
+		return err
+	}
+	if err := durable.WriteFile(filepath.Join(dir, "manifest.json"), data, 0o600); err != nil {
+		return err
+	}
+	return s.log(m)
+}
+
+// logEntry is one line of runs/<id>/log.jsonl: a human-auditable history of
+// transitions without reading every revision.
+type logEntry struct {
+	At               time.Time `json:"at"`
+	Revision         int       `json:"revision"`
+	ExecutionStatus  string    `json:"execution_status"`
+	CaptureStatus    string    `json:"capture_status"`
+	ValidationStatus string    `json:"validation_status"`
+	Reason           string    `json:"reason,omitempty"`
+}
+
+func (s *Store) log(m Manifest) error {
+	line, err := json.Marshal(logEntry{At: m.UpdatedAt, Revision: m.Revision, ExecutionStatus: m.ExecutionStatus,
+		CaptureStatus: m.CaptureStatus, ValidationStatus: m.ValidationStatus, Reason: m.Reason})
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(s.Dir(m.RunID), "log.jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("open run log: %w", err)
+	}
+	defer f.Close()
+	_, err = f.Write(append(line, '\n'))
+	return err
+}
+
+// Get reads a run's projection.
+func (s *Store) Get(id string) (*Manifest, error) {
+	if !ValidID(id) {
+		return nil, fault.New(fault.InvalidArguments, "%q is not a run id", id)
+	}
+	b, err := os.ReadFile(filepath.Join(s.Dir(id), "manifest.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fault.New(fault.NotFound, "run %s does not exist", id).With("missing_entity", "run")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read run %s: %w", id, err)
+	}
+	return decode(b, ManifestRel(id))
+}
+
+// Revision reads one stored revision.
+func (s *Store) Revision(id string, n int) (*Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(s.Dir(id), "revisions", revisionName(n)))
+	if err != nil {
+		return nil, fault.Wrap(fault.NotFound, err, "run %s revision %d", id, n)
+	}
+	return decode(b, "runs/"+id+"/revisions/"+revisionName(n))
+}
+
+func decode(b []byte, file string) (*Manifest, error) {
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&m); err != nil {
+		return nil, fault.Wrap(fault.WorkspaceInvalid, err, "damaged run manifest %s", file).With("file", file)
+	}
+	if m.SchemaVersion != SchemaVersion {
+		return nil, fault.New(fault.WorkspaceInvalid, "run manifest %s has schema_version %d; this flameox reads %d", file, m.SchemaVersion, SchemaVersion).With("file", file)
+	}
+	return &m, nil
+}
+
+// IDs lists the run ids present, sorted.
+func (s *Store) IDs() ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(s.Root, "runs"))
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	ids := make([]string, 0, len(ents))
+	for _, e := range ents {
+		if e.IsDir() && ValidID(e.Name()) {
+			ids = append(ids, e.Name())
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}

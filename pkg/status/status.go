@@ -1,0 +1,237 @@
+// Package status answers "what is in this workspace and is it healthy?":
+// identity, the published head, runs by state, stored objects by kind,
+// abandoned staging, stale or quarantined runs, and warnings. It only reads;
+// it never takes the write lock.
+package status
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/flameox/flameox/pkg/artifact"
+	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/lease"
+	"github.com/flameox/flameox/pkg/run"
+	"github.com/flameox/flameox/pkg/workspace"
+)
+
+// Status is the result of `flameox status` (and the MCP workspace_status).
+type Status struct {
+	SchemaVersion int           `json:"schema_version"`
+	Workspace     WorkspaceInfo `json:"workspace"`
+	Head          HeadInfo      `json:"head"`
+	Runs          RunCounts     `json:"runs"`
+	Artifacts     ArtifactStats `json:"artifacts"`
+	// AbandonedStaging lists staging entries whose owner process is gone.
+	AbandonedStaging []StagingEntry `json:"abandoned_staging"`
+	// StaleRuns are running or pending runs whose owner is provably gone;
+	// `flameox recover` closes them.
+	StaleRuns       []string `json:"stale_runs"`
+	QuarantinedRuns []string `json:"quarantined_runs"`
+	Warnings        []string `json:"warnings"`
+}
+
+// WorkspaceInfo is the workspace's static identity.
+type WorkspaceInfo struct {
+	WorkspaceID    string    `json:"workspace_id"`
+	Root           string    `json:"root"`
+	ProjectRoot    string    `json:"project_root"`
+	CreatedAt      time.Time `json:"created_at"`
+	FlameoxVersion string    `json:"flameox_version"`
+}
+
+// HeadInfo describes the published corpus head.
+type HeadInfo struct {
+	CommitID    string    `json:"commit_id"`
+	CreatedAt   time.Time `json:"created_at"`
+	Generations int       `json:"generations"`
+}
+
+// RunCounts counts runs by type and by each state machine.
+type RunCounts struct {
+	Total        int            `json:"total"`
+	ByType       map[string]int `json:"by_type"`
+	ByExecution  map[string]int `json:"by_execution_status"`
+	ByCapture    map[string]int `json:"by_capture_status"`
+	ByValidation map[string]int `json:"by_validation_status"`
+}
+
+// ArtifactStats counts stored objects; by kind counts each object once per
+// kind it is registered as.
+type ArtifactStats struct {
+	Objects int                  `json:"objects"`
+	Bytes   int64                `json:"bytes"`
+	ByKind  map[string]KindStats `json:"by_kind"`
+}
+
+// KindStats counts objects and bytes of one kind.
+type KindStats struct {
+	Objects int   `json:"objects"`
+	Bytes   int64 `json:"bytes"`
+}
+
+// StagingEntry is one abandoned staging directory.
+type StagingEntry struct {
+	Path       string    `json:"path"` // workspace-relative
+	ModifiedAt time.Time `json:"modified_at"`
+	Owner      string    `json:"owner"` // why it is considered abandoned
+}
+
+// Collect reads the status of ws.
+func Collect(ws *workspace.Workspace) (*Status, error) {
+	st := &Status{
+		SchemaVersion: 1,
+		Workspace: WorkspaceInfo{WorkspaceID: ws.Meta.WorkspaceID, Root: ws.Root, ProjectRoot: ws.ProjectRoot,
+			CreatedAt: ws.Meta.CreatedAt, FlameoxVersion: ws.Meta.FlameoxVersion},
+		Runs:             RunCounts{ByType: map[string]int{}, ByExecution: map[string]int{}, ByCapture: map[string]int{}, ByValidation: map[string]int{}},
+		Artifacts:        ArtifactStats{ByKind: map[string]KindStats{}},
+		AbandonedStaging: []StagingEntry{}, StaleRuns: []string{}, QuarantinedRuns: []string{}, Warnings: []string{},
+	}
+	head, err := corpus.Head(ws.Root)
+	if err != nil {
+		return nil, err
+	}
+	st.Head = HeadInfo{CommitID: head.CommitID, CreatedAt: head.CreatedAt, Generations: len(head.Generations)}
+
+	kindsOf := map[string]map[string]bool{}
+	if err := countRuns(ws, st, kindsOf); err != nil {
+		return nil, err
+	}
+	if err := countObjects(ws, st, kindsOf); err != nil {
+		return nil, err
+	}
+	st.AbandonedStaging = abandonedStaging(ws)
+	for _, e := range st.AbandonedStaging {
+		st.Warnings = append(st.Warnings, "abandoned staging "+e.Path+" ("+e.Owner+"); `flameox recover` removes it")
+	}
+	return st, nil
+}
+
+func countRuns(ws *workspace.Workspace, st *Status, kindsOf map[string]map[string]bool) error {
+	runs := &run.Store{Root: ws.Root}
+	ids, err := runs.IDs()
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		m, err := runs.Get(id)
+		if err != nil {
+			st.Warnings = append(st.Warnings, "unreadable run "+id+": "+fault.As(err).Message)
+			continue
+		}
+		st.Runs.Total++
+		st.Runs.ByType[m.RunType]++
+		st.Runs.ByExecution[m.ExecutionStatus]++
+		st.Runs.ByCapture[m.CaptureStatus]++
+		st.Runs.ByValidation[m.ValidationStatus]++
+		if m.CaptureStatus == run.CaptureQuarantined {
+			st.QuarantinedRuns = append(st.QuarantinedRuns, id)
+		}
+		if stale(m) {
+			st.StaleRuns = append(st.StaleRuns, id)
+		}
+		for _, a := range m.Artifacts {
+			if kindsOf[a.ArtifactID] == nil {
+				kindsOf[a.ArtifactID] = map[string]bool{}
+			}
+			kindsOf[a.ArtifactID][a.Kind] = true
+		}
+	}
+	return nil
+}
+
+// stale reports a non-terminal run whose owner is provably gone. Runs
+// without a lease (an import that crashed before registering) count as
+// stale once their staging is gone and they are older than a minute.
+func stale(m *run.Manifest) bool {
+	if m.CaptureStatus != run.CapturePending && m.CaptureStatus != run.CaptureRunning {
+		return false
+	}
+	if m.Lease != nil {
+		return m.Lease.Owner.Check() == lease.Gone
+	}
+	return time.Since(m.UpdatedAt) > time.Minute
+}
+
+func countObjects(ws *workspace.Workspace, st *Status, kindsOf map[string]map[string]bool) error {
+	base := ws.Path("artifacts", "sha256")
+	shards, err := os.ReadDir(base)
+	if err != nil {
+		return fault.Wrap(fault.WorkspaceInvalid, err, "read artifact store").With("file", "artifacts/sha256")
+	}
+	store := &artifact.Store{Root: ws.Root}
+	for _, sh := range shards {
+		if !sh.IsDir() || len(sh.Name()) != 2 {
+			continue
+		}
+		objs, err := os.ReadDir(filepath.Join(base, sh.Name()))
+		if err != nil {
+			continue
+		}
+		for _, o := range objs {
+			if len(o.Name()) != 64 {
+				continue
+			}
+			id := "sha256:" + o.Name()
+			c, _, err := store.Stat(id)
+			if err != nil {
+				st.Warnings = append(st.Warnings, "damaged object "+id+": "+fault.As(err).Message)
+				continue
+			}
+			st.Artifacts.Objects++
+			st.Artifacts.Bytes += c.ByteLength
+			kinds := kindsOf[id]
+			if len(kinds) == 0 {
+				kinds = map[string]bool{"unregistered": true}
+			}
+			for k := range kinds {
+				ks := st.Artifacts.ByKind[k]
+				ks.Objects++
+				ks.Bytes += c.ByteLength
+				st.Artifacts.ByKind[k] = ks
+			}
+		}
+	}
+	return nil
+}
+
+func abandonedStaging(ws *workspace.Workspace) []StagingEntry {
+	out := []StagingEntry{}
+	ents, err := os.ReadDir(ws.Path("staging"))
+	if err != nil {
+		return out
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		why := ""
+		b, err := os.ReadFile(ws.Path("staging", e.Name(), artifact.StagingOwner))
+		var o lease.Owner
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if time.Since(info.ModTime()) > time.Minute {
+				why = "no owner recorded"
+			}
+		case err != nil || json.Unmarshal(b, &o) != nil:
+			why = "owner record unreadable"
+		case o.Check() == lease.Gone:
+			why = "owner process gone"
+		}
+		if why != "" {
+			out = append(out, StagingEntry{Path: "staging/" + e.Name(), ModifiedAt: info.ModTime().UTC(), Owner: why})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}

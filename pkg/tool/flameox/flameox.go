@@ -1,0 +1,169 @@
+// Package flameox is the `flameox` porcelain: one command for people and
+// CI that runs the documented workflows by calling the same packages as the
+// fox-* plumbing tools, in process. It renders readable text by default and
+// the domain result as JSON with --json (the same Go type the MCP server
+// returns). A verb it does not know runs `fox-<verb>` from next to the
+// flameox binary or from PATH, git-style.
+package flameox
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/version"
+	"github.com/flameox/flameox/pkg/workspace"
+	"github.com/spf13/pflag"
+)
+
+// Command is one porcelain command. Every command names the MCP tool that
+// offers the same capability, or says why it is CLI-only; a test keeps the
+// two surfaces from drifting apart.
+type Command struct {
+	Name    string // "runs list"
+	Args    string // positional synopsis
+	Summary string
+	MCPTool string // MCP tool with the same capability ("" until it exists)
+	CLIOnly string // why there is deliberately no MCP tool
+	Run     func(ctx context.Context, c *Context, args []string) error
+}
+
+// Context carries the process and the global flags into a command.
+type Context struct {
+	Env       *cli.Env
+	JSON      bool
+	Workspace string // --workspace
+	Dir       string // --project-root / -C, or the working directory
+}
+
+// Commands returns the porcelain command table.
+func Commands() []*Command {
+	cmds := []*Command{
+		{Name: "init", Args: "[PATH]", Summary: "create the .diagnostics workspace at PATH (default: the project root)", MCPTool: "initialize_workspace", Run: initCmd},
+		{Name: "status", Summary: "workspace identity, published head, runs, artifacts and warnings", MCPTool: "workspace_status", Run: statusCmd},
+		{Name: "import", Args: "PATH...", Summary: "import existing artifacts, one new run each", MCPTool: "import_artifact", Run: importCmd},
+		{Name: "runs list", Summary: "list runs, newest first", MCPTool: "list_runs", Run: runsList},
+		{Name: "runs show", Args: "RUN_ID", Summary: "show a run's current manifest", MCPTool: "get_run", Run: runsShow},
+		{Name: "artifacts list", Summary: "list stored artifacts", MCPTool: "list_artifacts", Run: artifactsList},
+		{Name: "artifacts show", Args: "ARTIFACT_ID", Summary: "show an artifact's content facts and registrations", MCPTool: "get_artifact", Run: artifactsShow},
+		{Name: "version", Summary: "print the flameox version", CLIOnly: "the MCP initialize reply already carries the server version", Run: versionCmd},
+	}
+	return cmds
+}
+
+const banner = `flameox — runtime evidence for coding agents, engineers and CI
+
+usage: flameox [--json] [--workspace DIR] [-C DIR] <command> [args]
+`
+
+// Run is the flameox entry point.
+func Run(ctx context.Context, env *cli.Env, args []string) error {
+	c := &Context{Env: env, Dir: env.Dir}
+	global := pflag.NewFlagSet("flameox", pflag.ContinueOnError)
+	global.SetInterspersed(false)
+	global.SetOutput(io.Discard)
+	help := global.BoolP("help", "h", false, "")
+	showVersion := global.Bool("version", false, "")
+	global.BoolVar(&c.JSON, "json", false, "")
+	global.StringVar(&c.Workspace, "workspace", "", "")
+	global.StringVarP(&c.Dir, "project-root", "C", env.Dir, "")
+	if err := global.Parse(args); err != nil {
+		return fault.Wrap(fault.InvalidArguments, err, "flameox").Fix("Run 'flameox --help' for usage.")
+	}
+	if c.JSON {
+		env.Mode = cli.JSON
+	}
+	rest := global.Args()
+	switch {
+	case *showVersion:
+		return versionCmd(ctx, c, nil)
+	case *help || len(rest) == 0 || rest[0] == "help":
+		printHelp(env.Stdout)
+		if len(rest) == 0 && !*help {
+			return cli.Usagef("missing command")
+		}
+		return nil
+	}
+	cmd, cmdArgs := lookup(rest)
+	if cmd == nil {
+		return runExtension(ctx, env, rest)
+	}
+	return cmd.Run(ctx, c, cmdArgs)
+}
+
+// lookup finds the longest command name that prefixes args.
+func lookup(args []string) (*Command, []string) {
+	for _, cmd := range Commands() {
+		words := strings.Fields(cmd.Name)
+		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == cmd.Name {
+			return cmd, args[len(words):]
+		}
+	}
+	return nil, nil
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprint(w, banner)
+	fmt.Fprintln(w, "\nCommands:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	cmds := Commands()
+	sort.SliceStable(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
+	for _, c := range cmds {
+		fmt.Fprintf(tw, "  %s %s\t%s\n", c.Name, c.Args, c.Summary)
+	}
+	tw.Flush()
+	fmt.Fprint(w, `
+Global flags:
+  --json             print the domain result as JSON (the same model as MCP)
+  --workspace DIR    use this .diagnostics directory instead of discovering one
+  -C, --project-root DIR   start workspace discovery (and init) from DIR
+  --version          print the version
+
+Any other command runs fox-<command> from next to flameox or from PATH.
+Exit codes: docs/exit-codes.md.
+`)
+}
+
+// flags returns a command flag set that also accepts the global flags, so
+// `flameox runs list --json` works as well as `flameox --json runs list`.
+func (c *Context) flags(name, synopsis string) *pflag.FlagSet {
+	fs := cli.NewFlags(c.Env, "flameox "+name, "usage: flameox "+name+" "+synopsis)
+	fs.BoolVar(&c.JSON, "json", c.JSON, "print the result as JSON")
+	fs.StringVar(&c.Workspace, "workspace", c.Workspace, "workspace directory")
+	return fs
+}
+
+func (c *Context) parse(fs *pflag.FlagSet, args []string) error {
+	err := cli.Parse(fs, args)
+	if c.JSON {
+		c.Env.Mode = cli.JSON
+	}
+	return err
+}
+
+// workspace discovers the workspace for a command.
+func (c *Context) workspace() (*workspace.Workspace, error) {
+	return workspace.Discover(c.Dir, c.Workspace)
+}
+
+// emit prints result as JSON or through human.
+func (c *Context) emit(result any, human func(w io.Writer)) error {
+	if c.JSON {
+		return cli.PrintJSON(c.Env.Stdout, result)
+	}
+	human(c.Env.Stdout)
+	return nil
+}
+
+func versionCmd(_ context.Context, c *Context, _ []string) error {
+	v := struct {
+		SchemaVersion int    `json:"schema_version"`
+		Version       string `json:"version"`
+	}{1, version.Version()}
+	return c.emit(v, func(w io.Writer) { fmt.Fprintln(w, "flameox", v.Version) })
+}

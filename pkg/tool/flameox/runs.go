@@ -1,0 +1,180 @@
+package flameox
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/query"
+	"github.com/flameox/flameox/pkg/tool/foxcapture"
+)
+
+func importCmd(ctx context.Context, c *Context, args []string) error {
+	fs := c.flags("import", "[flags] PATH...")
+	var f foxcapture.ImportFlags
+	f.Register(fs)
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return cli.Usagef("flameox import needs at least one PATH")
+	}
+	ws, err := c.workspace()
+	if err != nil {
+		return err
+	}
+	svc := foxcapture.NewService(ws, c.Env)
+	var results []*capture.ImportResult
+	for _, path := range fs.Args() {
+		req := f.Request
+		req.Path = path
+		req.RequestedBy = "cli"
+		res, err := svc.ImportFrom(ctx, c.Dir, req)
+		if err != nil {
+			return err
+		}
+		results = append(results, res)
+	}
+	var out any = results
+	if len(results) == 1 {
+		out = results[0]
+	}
+	return c.emit(out, func(w io.Writer) {
+		for _, r := range results {
+			dedup := ""
+			if r.Deduplicated {
+				dedup = " (identical bytes already stored)"
+			}
+			fmt.Fprintf(w, "imported %s\n  artifact %s%s\n  run      %s\n  kind     %s, %s\n",
+				cli.Safe(r.Registration.DisplayName), r.ArtifactID, dedup, r.Run.RunID, r.Registration.Kind, r.Registration.Sensitivity)
+		}
+	})
+}
+
+func runsList(ctx context.Context, c *Context, args []string) error {
+	fs := c.flags("runs list", "[--limit N] [--cursor C]")
+	var req query.ListRunsRequest
+	fs.IntVar(&req.Limit, "limit", 0, fmt.Sprintf("rows to return (default %d, max %d)", query.DefaultLimit, query.MaxLimit))
+	fs.StringVar(&req.Cursor, "cursor", "", "continue after a previous page")
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	ws, err := c.workspace()
+	if err != nil {
+		return err
+	}
+	res, err := query.ListRuns(ws, req)
+	if err != nil {
+		return err
+	}
+	return c.emit(res, func(w io.Writer) {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "RUN\tTYPE\tCREATED\tEXECUTION\tCAPTURE\tVALIDATION\tARTIFACTS")
+		for _, r := range res.Runs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.RunID, r.RunType, r.CreatedAt.Format("2006-01-02 15:04:05"),
+				r.ExecutionStatus, r.CaptureStatus, r.ValidationStatus, r.ArtifactCount)
+		}
+		tw.Flush()
+		footer(w, res.Returned, res.Total, res.Truncated, res.Cursor)
+	})
+}
+
+func footer(w io.Writer, returned, total int, truncated bool, cursor string) {
+	fmt.Fprintf(w, "%d of %d", returned, total)
+	if truncated {
+		fmt.Fprintf(w, "; more with --cursor %s", cursor)
+	}
+	fmt.Fprintln(w)
+}
+
+func runsShow(ctx context.Context, c *Context, args []string) error {
+	fs := c.flags("runs show", "RUN_ID")
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return cli.Usagef("flameox runs show needs exactly one RUN_ID")
+	}
+	ws, err := c.workspace()
+	if err != nil {
+		return err
+	}
+	m, err := query.ShowRun(ws, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	return c.emit(m, func(w io.Writer) {
+		fmt.Fprintf(w, "run         %s (%s, revision %d)\n", m.RunID, m.RunType, m.Revision)
+		fmt.Fprintf(w, "created     %s\n", m.CreatedAt.Format("2006-01-02 15:04:05.000Z"))
+		fmt.Fprintf(w, "status      execution %s, capture %s, validation %s\n", m.ExecutionStatus, m.CaptureStatus, m.ValidationStatus)
+		if m.Environment != nil {
+			fmt.Fprintf(w, "environment %s (%s)\n", m.Environment.EnvironmentID, m.Environment.IdentityQuality)
+		}
+		if m.SourceState != nil {
+			fmt.Fprintf(w, "source      %s (%s)\n", m.SourceState.SourceStateID, m.SourceState.IdentityQuality)
+		}
+		for _, a := range m.Artifacts {
+			fmt.Fprintf(w, "artifact    %s %s (%s, %s, %d bytes)\n", a.ArtifactID, cli.Safe(a.DisplayName), a.Kind, a.Sensitivity, a.ByteLength)
+		}
+		if m.Error != nil {
+			fmt.Fprintf(w, "error       %s\n", cli.Safe(m.Error.Error()))
+		}
+		for _, l := range m.Limitations {
+			fmt.Fprintf(w, "limitation  %s\n", cli.Safe(l))
+		}
+	})
+}
+
+func artifactsList(ctx context.Context, c *Context, args []string) error {
+	fs := c.flags("artifacts list", "[--limit N] [--cursor C]")
+	var req query.ListArtifactsRequest
+	fs.IntVar(&req.Limit, "limit", 0, fmt.Sprintf("rows to return (default %d, max %d)", query.DefaultLimit, query.MaxLimit))
+	fs.StringVar(&req.Cursor, "cursor", "", "continue after a previous page")
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	ws, err := c.workspace()
+	if err != nil {
+		return err
+	}
+	res, err := query.ListArtifacts(ws, req)
+	if err != nil {
+		return err
+	}
+	return c.emit(res, func(w io.Writer) {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ARTIFACT\tBYTES\tKINDS\tSENSITIVITY\tREGISTRATIONS\tNAME")
+		for _, a := range res.Artifacts {
+			fmt.Fprintf(tw, "%s\t%d\t%v\t%s\t%d\t%s\n", a.ArtifactID, a.ByteLength, a.Kinds, a.EffectiveSensitivity, a.Registrations, cli.Safe(a.DisplayName))
+		}
+		tw.Flush()
+		footer(w, res.Returned, res.Total, res.Truncated, res.Cursor)
+	})
+}
+
+func artifactsShow(ctx context.Context, c *Context, args []string) error {
+	fs := c.flags("artifacts show", "ARTIFACT_ID")
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return cli.Usagef("flameox artifacts show needs exactly one ARTIFACT_ID")
+	}
+	ws, err := c.workspace()
+	if err != nil {
+		return err
+	}
+	d, err := query.ShowArtifact(ws, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	return c.emit(d, func(w io.Writer) {
+		fmt.Fprintf(w, "artifact    %s\nbytes       %d\npayload     %s\nsensitivity %s (effective)\n", d.ArtifactID, d.ByteLength, d.PayloadPath, d.EffectiveSensitivity)
+		for _, r := range d.Registrations {
+			fmt.Fprintf(w, "registered  run %s as %s (%s, %s, role %s, by %s)\n", r.RunID, cli.Safe(r.DisplayName), r.Kind, r.Sensitivity, r.Role, cli.Safe(r.Producer))
+		}
+	})
+}

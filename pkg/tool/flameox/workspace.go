@@ -1,0 +1,133 @@
+package flameox
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/status"
+	"github.com/flameox/flameox/pkg/workspace"
+)
+
+// InitResult is the result of `flameox init`: what was created, and the
+// workspace's status afterwards.
+type InitResult struct {
+	SchemaVersion int            `json:"schema_version"`
+	Created       []string       `json:"created"`
+	Status        *status.Status `json:"status"`
+}
+
+func initCmd(ctx context.Context, c *Context, args []string) error {
+	fs := c.flags("init", "[PATH]")
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		return cli.Usagef("flameox init takes at most one PATH")
+	}
+	root := c.Dir
+	if fs.NArg() == 1 {
+		root = fs.Arg(0)
+		if !filepath.IsAbs(root) {
+			root = filepath.Join(c.Dir, root)
+		}
+	}
+	res, err := workspace.Init(ctx, root, c.Env.Now())
+	if err != nil {
+		return err
+	}
+	st, err := status.Collect(res.Workspace)
+	if err != nil {
+		return err
+	}
+	out := InitResult{SchemaVersion: 1, Created: res.Created, Status: st}
+	if out.Created == nil {
+		out.Created = []string{}
+	}
+	return c.emit(out, func(w io.Writer) {
+		if len(out.Created) == 0 {
+			fmt.Fprintf(w, "Workspace %s already initialized; nothing changed.\n", cli.Safe(res.Workspace.Root))
+		} else {
+			fmt.Fprintf(w, "Initialized flameox workspace in %s\n", cli.Safe(res.Workspace.Root))
+		}
+		fmt.Fprintf(w, "  workspace id  %s\n  head          %s (empty corpus)\n", st.Workspace.WorkspaceID, corpus.Short(st.Head.CommitID))
+		fmt.Fprintln(w, "Next: flameox import PATH   (or declare workloads in flameox.toml)")
+	})
+}
+
+func statusCmd(ctx context.Context, c *Context, args []string) error {
+	fs := c.flags("status", "")
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	ws, err := c.workspace()
+	if err != nil {
+		return err
+	}
+	st, err := status.Collect(ws)
+	if err != nil {
+		return err
+	}
+	return c.emit(st, func(w io.Writer) { renderStatus(w, st) })
+}
+
+func renderStatus(w io.Writer, st *status.Status) {
+	fmt.Fprintf(w, "workspace   %s\n", st.Workspace.WorkspaceID)
+	fmt.Fprintf(w, "root        %s\n", cli.Safe(st.Workspace.Root))
+	fmt.Fprintf(w, "head        %s (%d generation(s), %s)\n", corpus.Short(st.Head.CommitID), st.Head.Generations, st.Head.CreatedAt.Format("2006-01-02 15:04:05Z"))
+	fmt.Fprintf(w, "runs        %d", st.Runs.Total)
+	if st.Runs.Total > 0 {
+		fmt.Fprintf(w, "  (capture: %s; execution: %s)", counts(st.Runs.ByCapture), counts(st.Runs.ByExecution))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "artifacts   %d object(s), %s\n", st.Artifacts.Objects, bytesHuman(st.Artifacts.Bytes))
+	kinds := make([]string, 0, len(st.Artifacts.ByKind))
+	for k := range st.Artifacts.ByKind {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		ks := st.Artifacts.ByKind[k]
+		fmt.Fprintf(w, "  %-22s %d object(s), %s\n", k, ks.Objects, bytesHuman(ks.Bytes))
+	}
+	if len(st.StaleRuns) > 0 {
+		fmt.Fprintf(w, "stale runs  %s (run `flameox recover`)\n", strings.Join(st.StaleRuns, ", "))
+	}
+	if len(st.QuarantinedRuns) > 0 {
+		fmt.Fprintf(w, "quarantined %s\n", strings.Join(st.QuarantinedRuns, ", "))
+	}
+	for _, warn := range st.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", cli.Safe(warn))
+	}
+}
+
+func counts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func bytesHuman(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,101 @@
+// Package foxcapture is fox-capture, the plumbing tool that turns evidence
+// into runs. It is the only tool that starts subprocesses (through
+// pkg/broker) and the only one that stages and registers native artifacts.
+//
+// Usage:
+//
+//	fox-capture import [--kind K] [--sensitivity S] [--media-type T] [--producer P] PATH...
+//
+// Each import creates a new run and writes one `run` record (JSON line) on
+// stdout; pipe them into fox-publish. Human messages go to stderr. Exit
+// codes are those of every flameox tool (docs/exit-codes.md).
+package foxcapture
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/flameox/flameox/pkg/broker"
+	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/record"
+	"github.com/flameox/flameox/pkg/run"
+	"github.com/flameox/flameox/pkg/workspace"
+)
+
+const usage = `usage: fox-capture <verb> [flags]
+
+Verbs:
+  import PATH...   import existing artifacts, one new run each`
+
+// Run is fox-capture's entry point.
+func Run(ctx context.Context, env *cli.Env, args []string) error {
+	env.Mode = cli.Records
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintln(env.Stderr, usage)
+		if len(args) == 0 {
+			return cli.Usagef("missing verb")
+		}
+		return nil
+	}
+	switch args[0] {
+	case "import":
+		return importCmd(ctx, env, args[1:])
+	}
+	return cli.Usagef("unknown verb %q", args[0])
+}
+
+// ImportFlags are the flags of an import, shared with `flameox import`.
+type ImportFlags struct {
+	Request capture.ImportRequest
+}
+
+// Register adds the import flags to fs.
+func (f *ImportFlags) Register(fs interface {
+	StringVar(*string, string, string, string)
+}) {
+	fs.StringVar(&f.Request.Kind, "kind", "", "artifact kind (sample_profile, benchmark_samples, ...; default collector_metadata)")
+	fs.StringVar(&f.Request.Sensitivity, "sensitivity", "", "normal, internal or sensitive (default: capture.default_sensitivity)")
+	fs.StringVar(&f.Request.MediaType, "media-type", "", "media type (default: guessed from content)")
+	fs.StringVar(&f.Request.Producer, "producer", "", "tool that produced the file")
+	fs.StringVar(&f.Request.ProducerVersion, "producer-version", "", "version of that tool")
+}
+
+func importCmd(ctx context.Context, env *cli.Env, args []string) error {
+	fs := cli.NewFlags(env, "fox-capture import", "usage: fox-capture import [flags] PATH...")
+	var f ImportFlags
+	var wsDir string
+	fs.StringVar(&wsDir, "workspace", "", "workspace directory (default: nearest .diagnostics)")
+	f.Register(fs)
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return cli.Usagef("fox-capture import needs at least one PATH")
+	}
+	ws, err := workspace.Discover(env.Dir, wsDir)
+	if err != nil {
+		return err
+	}
+	svc := NewService(ws, env)
+	w := record.NewWriter(env.Stdout)
+	for _, path := range fs.Args() {
+		req := f.Request
+		req.Path = path
+		req.RequestedBy = "cli"
+		res, err := svc.ImportFrom(ctx, env.Dir, req)
+		if err != nil {
+			return err
+		}
+		if err := w.Write(run.NewRecord(ws.Root, res.Run)); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stderr, "fox-capture: imported %s as %s (run %s)\n", cli.Safe(path), res.ArtifactID, res.Run.RunID)
+	}
+	return nil
+}
+
+// NewService builds the capture service for ws with the production broker.
+func NewService(ws *workspace.Workspace, env *cli.Env) *capture.Service {
+	return &capture.Service{WS: ws, Now: env.Now, Identity: &capture.IdentityCollector{Runner: broker.Default}}
+}
