@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -16,8 +19,10 @@ const (
 // an over-budget source is detected without copying it all. Writing and
 // hashing run concurrently on each chunk (SHA-256 and the page-cache write
 // each cost about as much as the read), which keeps a large import close to
-// the speed of hashing alone.
-func copyHash(ctx context.Context, dst io.Writer, h hash.Hash, src io.Reader, limit int64) (int64, []byte, error) {
+// the speed of hashing alone. Each written chunk is handed to the kernel for
+// write-back at once (sync_file_range), so the final fsync has little left
+// to do.
+func copyHash(ctx context.Context, dst *os.File, h hash.Hash, src io.Reader, limit int64) (int64, []byte, error) {
 	r := io.LimitReader(src, limit+1)
 	bufs := [2][]byte{make([]byte, chunkSize), make([]byte, chunkSize)}
 	var head []byte
@@ -44,8 +49,13 @@ func copyHash(ctx context.Context, dst io.Writer, h hash.Hash, src io.Reader, li
 			if head == nil {
 				head = append([]byte{}, chunk[:min(n, headSize)]...)
 			}
+			off := total
 			go func() {
 				_, err := dst.Write(chunk)
+				if err == nil {
+					// Advisory: start write-back now; errors surface at fsync.
+					_ = unix.SyncFileRange(int(dst.Fd()), off, int64(len(chunk)), unix.SYNC_FILE_RANGE_WRITE)
+				}
 				writeErr <- err
 			}()
 			pending = true

@@ -95,11 +95,9 @@ func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest
 		return nil, err
 	}
 	now := s.now()
-	env, src := s.Identity.Collect(ctx, s.WS.ProjectRoot, "")
 	m := run.Manifest{
 		RunID: run.NewID(), RunType: run.TypeImport, CreatedAt: now, UpdatedAt: now,
 		ExecutionStatus: run.ExecNotApplicable, CaptureStatus: run.CapturePending, ValidationStatus: run.ValidationNotRequested,
-		Environment: &env, SourceState: &src,
 		Import: &run.ImportInfo{SourceName: filepath.Base(path), RequestedBy: requestedBy(req.RequestedBy)},
 		Reason: "import started",
 	}
@@ -110,8 +108,21 @@ func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest
 	}
 	faultpoint.Hit("import.run_created")
 
-	store := &artifact.Store{Root: s.WS.Root, AfterCopy: s.afterCopy}
-	staged, err := store.StageImport(ctx, path, s.WS.Config.Capture.MaxArtifactBytes)
+	// Identity (git, toolchain versions) is collected while the bytes are
+	// copied and hashed; both are needed only when the run is registered.
+	idDone := make(chan struct{})
+	go func() {
+		defer close(idDone)
+		env, src := s.Identity.Collect(ctx, s.WS.ProjectRoot, "")
+		m.Environment, m.SourceState = &env, &src
+	}()
+	stage := func() (*artifact.Staged, error) {
+		defer func() { <-idDone }()
+		return (&artifact.Store{Root: s.WS.Root, AfterCopy: s.afterCopy}).StageImport(ctx, path, s.WS.Config.Capture.MaxArtifactBytes)
+	}
+
+	store := &artifact.Store{Root: s.WS.Root}
+	staged, err := stage()
 	if err != nil {
 		return nil, s.fail(ctx, runs, &m, err)
 	}

@@ -91,8 +91,17 @@ func CollectEnvironment(ctx context.Context, r Runner, collectors map[string]str
 	}
 	set("cpu_available", strconv.Itoa(runtime.NumCPU()))
 	set("memory_total_bytes", memTotal())
-	set("go_toolchain", toolVersion(ctx, r, "go", "env", "GOVERSION"))
-	set("python", toolVersion(ctx, r, "python3", "--version"))
+	// The two version probes are independent subprocesses; run them together.
+	var goVersion string
+	done := make(chan struct{})
+	go func() {
+		goVersion = toolVersion(ctx, r, "go", "env", "GOVERSION")
+		close(done)
+	}()
+	python := toolVersion(ctx, r, "python3", "--version")
+	<-done
+	set("go_toolchain", goVersion)
+	set("python", python)
 	for name, version := range collectors {
 		set("collector."+name, oneLine([]byte(version)))
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flameox/flameox/pkg/digest"
@@ -243,31 +244,54 @@ func collectGit(g git, o Options, excludes []string, s *SourceState, miss missin
 	diffArgs := append([]string{"-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false", "-c", "diff.relative=false",
 		"diff", "--binary", "--no-ext-diff", "--no-textconv", "--no-color", "--no-renames",
 		"--diff-algorithm=myers", "--ignore-submodules=none", "HEAD"}, pathspec(excludes)...)
+
+	// The diff, the submodule listing and the untracked inputs are
+	// independent; collecting them concurrently keeps the fixed cost of a
+	// run's identity low (git submodule is a script and costs most).
+	var (
+		wg                      sync.WaitGroup
+		diffOut, subOut         []byte
+		diffErr, subErr, untErr error
+		untracked               int
+		untrackedState          = *s
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		subOut, subErr = g.run(1<<20, "submodule", "status", "--recursive")
+	}()
+	go func() {
+		defer wg.Done()
+		untracked, untErr = untrackedInputs(g, o, excludes, &untrackedState)
+	}()
+	if s.HeadCommit != "" {
+		diffOut, diffErr = g.run(maxDiffBytes, diffArgs...)
+	}
+	wg.Wait()
+
 	if s.HeadCommit == "" {
 		miss.add("git_diff")
-	} else if out, err := g.run(maxDiffBytes, diffArgs...); err == nil {
-		s.DiffDigest = digest.Bytes(out)
+	} else if diffErr == nil {
+		s.DiffDigest = digest.Bytes(diffOut)
 		// A dirty submodule shows only as "<commit>-dirty": its changed files
 		// are not pinned by this diff.
-		if dirtySubmodule(out) {
+		if dirtySubmodule(diffOut) {
 			miss.add("submodule_worktree")
 		}
 	} else {
 		miss.add("git_diff")
 	}
-
-	if out, err := g.run(1<<20, "submodule", "status", "--recursive"); err == nil {
-		s.Submodules = digest.Bytes(out)
+	if subErr == nil {
+		s.Submodules = digest.Bytes(subOut)
 	} else {
 		miss.add("submodules")
 	}
-
-	n, err := untrackedInputs(g, o, excludes, s)
-	if err != nil {
+	s.UntrackedDigest, s.UntrackedSkipped = untrackedState.UntrackedDigest, untrackedState.UntrackedSkipped
+	if untErr != nil {
 		miss.add("untracked_inputs")
 		return -1
 	}
-	return n
+	return untracked
 }
 
 // isHash accepts a full SHA-1 or SHA-256 object name.
