@@ -43,6 +43,9 @@ type ImportResult struct {
 	Registration *run.Registration `json:"registration"`
 	// Deduplicated is true when identical bytes were already stored.
 	Deduplicated bool `json:"deduplicated"`
+	// CorpusCommitID is the commit that published the run, when the
+	// caller published it (flameox import does; fox-capture does not).
+	CorpusCommitID string `json:"corpus_commit_id,omitempty"`
 }
 
 // Service captures into one workspace.

@@ -46,7 +46,7 @@ func PinCommit(root, id string) (*Snapshot, error) {
 func Open(root string, c Commit) (*Snapshot, error) {
 	s := &Snapshot{Root: root, Commit: c, Files: map[string][]string{}, Rows: map[string]int64{}}
 	for _, ref := range c.Generations {
-		g, err := ReadGeneration(root, ref)
+		g, err := ReadGeneration(root, ref, true)
 		if err != nil {
 			return nil, err
 		}

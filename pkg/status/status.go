@@ -7,6 +7,7 @@ package status
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -51,6 +52,11 @@ type HeadInfo struct {
 	CommitID    string    `json:"commit_id"`
 	CreatedAt   time.Time `json:"created_at"`
 	Generations int       `json:"generations"`
+	// Rows counts published rows per table (from generation manifests).
+	Rows map[string]int64 `json:"rows"`
+	// Orphans are files a crashed publication left outside every commit;
+	// they are invisible to readers.
+	Orphans []string `json:"orphans"`
 }
 
 // RunCounts counts runs by type and by each state machine.
@@ -93,11 +99,18 @@ func Collect(ws *workspace.Workspace) (*Status, error) {
 		Artifacts:        ArtifactStats{ByKind: map[string]KindStats{}},
 		AbandonedStaging: []StagingEntry{}, StaleRuns: []string{}, QuarantinedRuns: []string{}, Warnings: []string{},
 	}
-	head, err := corpus.Head(ws.Root)
+	snap, err := corpus.Pin(ws.Root)
 	if err != nil {
 		return nil, err
 	}
-	st.Head = HeadInfo{CommitID: head.CommitID, CreatedAt: head.CreatedAt, Generations: len(head.Generations)}
+	st.Head = HeadInfo{CommitID: snap.Commit.CommitID, CreatedAt: snap.Commit.CreatedAt, Generations: len(snap.Generations),
+		Rows: snap.Rows, Orphans: corpus.Orphans(snap)}
+	if st.Head.Orphans == nil {
+		st.Head.Orphans = []string{}
+	}
+	if len(st.Head.Orphans) > 0 {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("%d orphaned publication file(s) outside every commit (a publication was interrupted); they are invisible to queries", len(st.Head.Orphans)))
+	}
 
 	kindsOf := map[string]map[string]bool{}
 	if err := countRuns(ws, st, kindsOf); err != nil {

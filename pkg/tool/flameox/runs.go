@@ -8,6 +8,8 @@ import (
 
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/tool/foxcapture"
 )
@@ -38,6 +40,17 @@ func importCmd(ctx context.Context, c *Context, args []string) error {
 		}
 		results = append(results, res)
 	}
+	refs := make([]publish.RunRef, len(results))
+	for i, r := range results {
+		refs[i] = publish.RunRef{RunID: r.Run.RunID, Revision: r.Run.Revision}
+	}
+	pub, err := (&publish.Publisher{WS: ws, Now: c.Env.Now}).PublishRuns(ctx, refs)
+	if err != nil {
+		return err
+	}
+	for _, r := range results {
+		r.CorpusCommitID = pub.CommitID
+	}
 	var out any = results
 	if len(results) == 1 {
 		out = results[0]
@@ -51,6 +64,7 @@ func importCmd(ctx context.Context, c *Context, args []string) error {
 			fmt.Fprintf(w, "imported %s\n  artifact %s%s\n  run      %s\n  kind     %s, %s\n",
 				cli.Safe(r.Registration.DisplayName), r.ArtifactID, dedup, r.Run.RunID, r.Registration.Kind, r.Registration.Sensitivity)
 		}
+		fmt.Fprintf(w, "published as commit %s\n", corpus.Short(pub.CommitID))
 	})
 }
 

@@ -1,0 +1,197 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/digest"
+	"github.com/flameox/flameox/pkg/durable"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/faultpoint"
+	"github.com/flameox/flameox/pkg/lock"
+	"github.com/flameox/flameox/pkg/workspace"
+)
+
+// The named steps of the commit protocol, in order. A crash at any of them
+// before HeadReplaced leaves HEAD where it was and only invisible orphans
+// behind; the crash-injection tests kill a publisher at each one.
+const (
+	StepStaged         = "publish.staged"
+	StepManifestStaged = "publish.manifest_staged"
+	StepLocked         = "publish.locked"
+	StepFilesMoved     = "publish.files_moved"
+	StepManifestMoved  = "publish.manifest_moved"
+	StepCommitWritten  = "publish.commit_written"
+	StepHeadReplaced   = "publish.head_replaced"
+)
+
+// Steps lists the protocol steps in order.
+func Steps() []string {
+	return []string{StepStaged, StepManifestStaged, StepLocked, StepFilesMoved, StepManifestMoved, StepCommitWritten, StepHeadReplaced}
+}
+
+// Meta describes a generation beyond its files.
+type Meta struct {
+	InputRunIDs      []string
+	InputArtifactIDs []string
+	Publisher        string
+	PublisherVersion string
+	// Supersedes lists generations this one replaces; they must be in the
+	// inventory at commit time.
+	Supersedes []string
+}
+
+// Committed is the outcome of a publication.
+type Committed struct {
+	Generation *corpus.Generation
+	Commit     corpus.Commit
+}
+
+// Commit runs the commit protocol for a finished stage (SPEC §3): stage the
+// manifest; take the write lock; read HEAD; move files and manifest to their
+// final paths (an existing file must be byte-identical); write the new
+// immutable commit; fsync; atomically replace corpus/HEAD as the last step.
+// HEAD may have moved since the stage began: the new commit is based on the
+// HEAD read under the lock, so concurrent publishers serialize without
+// losing each other's generations.
+func Commit(ctx context.Context, ws *workspace.Workspace, st *Stage, files []corpus.GenerationFile, meta Meta) (*Committed, error) {
+	faultpoint.Hit(StepStaged)
+	inputHead, err := corpus.HeadID(ws.Root)
+	if err != nil {
+		return nil, err
+	}
+	gen := &corpus.Generation{
+		SchemaVersion: corpus.GenerationVersion, GenerationID: st.ID, CreatedAt: st.PublishedAt,
+		InputCommitID: inputHead, InputRunIDs: sorted(meta.InputRunIDs), InputArtifactIDs: sorted(meta.InputArtifactIDs),
+		Publisher: meta.Publisher, PublisherVersion: meta.PublisherVersion, Files: files, Supersedes: sorted(meta.Supersedes),
+	}
+	if gen.Files == nil {
+		gen.Files = []corpus.GenerationFile{}
+	}
+	manifest, err := durable.MarshalIndent(gen)
+	if err != nil {
+		return nil, err
+	}
+	stagedManifest := filepath.Join(st.Dir, "manifest.json")
+	if err := durable.WriteFile(stagedManifest, manifest, 0o400); err != nil {
+		return nil, err
+	}
+	faultpoint.Hit(StepManifestStaged)
+
+	release, err := ws.Locks().Lock(ctx, lock.Write, false)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	faultpoint.Hit(StepLocked)
+	head, err := corpus.Head(ws.Root)
+	if err != nil {
+		return nil, err
+	}
+	inventory, err := nextInventory(head, meta.Supersedes)
+	if err != nil {
+		return nil, err
+	}
+
+	for _, f := range files {
+		if err := place(filepath.Join(st.Dir, f.Table+".parquet"), filepath.Join(ws.Root, filepath.FromSlash(f.Path))); err != nil {
+			return nil, err
+		}
+	}
+	faultpoint.Hit(StepFilesMoved)
+	manifestRel := corpus.GenerationRel(st.ID)
+	if err := place(stagedManifest, filepath.Join(ws.Root, filepath.FromSlash(manifestRel))); err != nil {
+		return nil, err
+	}
+	faultpoint.Hit(StepManifestMoved)
+
+	inventory = append(inventory, corpus.GenerationRef{GenerationID: st.ID, Manifest: manifestRel, ManifestSHA256: digest.Bytes(manifest)})
+	parent := head.CommitID
+	c, err := corpus.NewCommit(&parent, inventory, st.PublishedAt)
+	if err != nil {
+		return nil, err
+	}
+	if err := corpus.WriteCommit(ws.Root, c); err != nil {
+		return nil, err
+	}
+	faultpoint.Hit(StepCommitWritten)
+	if err := corpus.SetHead(ws.Root, c.CommitID); err != nil {
+		return nil, err
+	}
+	faultpoint.Hit(StepHeadReplaced)
+	return &Committed{Generation: gen, Commit: c}, nil
+}
+
+// nextInventory removes superseded generations from head's inventory; each
+// must be present, or another publisher already replaced it.
+func nextInventory(head corpus.Commit, supersedes []string) ([]corpus.GenerationRef, error) {
+	drop := map[string]bool{}
+	for _, id := range supersedes {
+		drop[id] = true
+	}
+	var out []corpus.GenerationRef
+	for _, g := range head.Generations {
+		if drop[g.GenerationID] {
+			delete(drop, g.GenerationID)
+			continue
+		}
+		out = append(out, g)
+	}
+	if len(drop) > 0 {
+		missing := make([]string, 0, len(drop))
+		for id := range drop {
+			missing = append(missing, id)
+		}
+		sort.Strings(missing)
+		return nil, fault.New(fault.RevisionConflict, "generations %v are no longer in the corpus head; another publication superseded them", missing).Retry()
+	}
+	return out, nil
+}
+
+// place moves a staged file to its final path. When the target exists (a
+// retried publication), it must hold exactly the same bytes.
+func place(src, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(dst), err)
+	}
+	if _, err := os.Lstat(dst); err == nil {
+		a, errA := os.ReadFile(src)
+		b, errB := os.ReadFile(dst)
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			return fault.New(fault.ArtifactIntegrityFailed, "%s already exists with other content", dst).With("file", dst)
+		}
+		return os.Remove(src)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.Link(src, dst); err != nil {
+		return fmt.Errorf("place %s: %w", dst, err)
+	}
+	if err := durable.SyncDir(filepath.Dir(dst)); err != nil {
+		return err
+	}
+	if err := durable.SyncDir(filepath.Dir(filepath.Dir(dst))); err != nil {
+		return err
+	}
+	return os.Remove(src)
+}
+
+func sorted(in []string) []string {
+	out := append([]string{}, in...)
+	sort.Strings(out)
+	n := 0
+	for i, s := range out {
+		if i == 0 || s != out[i-1] {
+			out[n] = s
+			n++
+		}
+	}
+	return out[:n]
+}

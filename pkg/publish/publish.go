@@ -1,0 +1,140 @@
+// Package publish is the single writer of the published corpus: it turns
+// runs (and, through extractors, their native artifacts) into Parquet rows,
+// stages them as one generation, and commits that generation by atomically
+// replacing corpus/HEAD. No other code advances HEAD.
+//
+// A publication is one generation: every table gets at most one file, with
+// its sha256, size, row count and schema recorded in the generation
+// manifest, and the new commit lists the previous inventory plus the new
+// generation (minus any it supersedes). See Commit for the protocol and its
+// crash guarantees.
+package publish
+
+import (
+	"context"
+	"time"
+
+	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/record"
+	"github.com/flameox/flameox/pkg/run"
+	"github.com/flameox/flameox/pkg/version"
+	"github.com/flameox/flameox/pkg/workspace"
+)
+
+// Name and Version identify this publisher in manifests and rows.
+const Name = "fox-publish"
+
+// Publisher publishes into one workspace.
+type Publisher struct {
+	WS  *workspace.Workspace
+	Now func() time.Time
+}
+
+// RunRef names one run revision to publish.
+type RunRef struct {
+	RunID    string
+	Revision int
+}
+
+// Result is what one publication produced.
+type Result struct {
+	GenerationID string           `json:"generation_id"`
+	CommitID     string           `json:"commit_id"`
+	ParentID     string           `json:"parent_commit_id"`
+	Tables       map[string]int64 `json:"tables"`
+	Runs         int              `json:"runs"`
+}
+
+// PublishRuns publishes the given run revisions as one generation. Each
+// revision is read from its immutable revision file, so what is published
+// is exactly what the record named, even if the run has moved on.
+func (p *Publisher) PublishRuns(ctx context.Context, refs []RunRef) (*Result, error) {
+	if len(refs) == 0 {
+		return nil, fault.New(fault.InvalidArguments, "nothing to publish")
+	}
+	st, err := NewStage(p.WS.Root, Name, version.Version(), p.now())
+	if err != nil {
+		return nil, err
+	}
+	defer st.Discard()
+	rows := newRunRows(st)
+	store := &run.Store{Root: p.WS.Root}
+	meta := Meta{Publisher: Name, PublisherVersion: version.Version()}
+	for _, ref := range refs {
+		if err := ctx.Err(); err != nil {
+			return nil, fault.Wrap(fault.ProcessCancelled, err, "publication cancelled")
+		}
+		m, err := store.Revision(ref.RunID, ref.Revision)
+		if err != nil {
+			return nil, err
+		}
+		if err := rows.add(m); err != nil {
+			return nil, err
+		}
+		meta.InputRunIDs = append(meta.InputRunIDs, m.RunID)
+		for _, a := range m.Artifacts {
+			meta.InputArtifactIDs = append(meta.InputArtifactIDs, a.ArtifactID)
+		}
+	}
+	return p.commit(ctx, st, meta, len(refs))
+}
+
+func (p *Publisher) commit(ctx context.Context, st *Stage, meta Meta, runs int) (*Result, error) {
+	files, err := st.Finish()
+	if err != nil {
+		return nil, err
+	}
+	c, err := Commit(ctx, p.WS, st, files, meta)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{GenerationID: c.Generation.GenerationID, CommitID: c.Commit.CommitID, Tables: map[string]int64{}, Runs: runs}
+	if c.Commit.ParentCommitID != nil {
+		res.ParentID = *c.Commit.ParentCommitID
+	}
+	for _, f := range files {
+		res.Tables[f.Table] += f.RowCount
+	}
+	return res, nil
+}
+
+func (p *Publisher) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
+// GenerationRecord is the `generation` record fox-publish writes.
+type GenerationRecord struct {
+	record.Header
+	Workspace    string           `json:"workspace"`
+	GenerationID string           `json:"generation_id"`
+	Manifest     string           `json:"manifest"`
+	Tables       map[string]int64 `json:"tables"`
+	InputRunIDs  []string         `json:"input_run_ids"`
+}
+
+// CommitRecord is the `commit` record fox-publish writes after HEAD moved.
+type CommitRecord struct {
+	record.Header
+	Workspace      string `json:"workspace"`
+	CommitID       string `json:"commit_id"`
+	ParentCommitID string `json:"parent_commit_id"`
+	GenerationID   string `json:"generation_id"`
+}
+
+// Records returns the records describing a publication.
+func Records(root string, res *Result, runIDs []string) (GenerationRecord, CommitRecord) {
+	g := GenerationRecord{
+		Header:    record.Header{Record: record.KindGeneration, SchemaVersion: record.SchemaVersion},
+		Workspace: root, GenerationID: res.GenerationID, Manifest: corpus.GenerationRel(res.GenerationID),
+		Tables: res.Tables, InputRunIDs: runIDs,
+	}
+	c := CommitRecord{
+		Header:    record.Header{Record: record.KindCommit, SchemaVersion: record.SchemaVersion},
+		Workspace: root, CommitID: res.CommitID, ParentCommitID: res.ParentID, GenerationID: res.GenerationID,
+	}
+	return g, c
+}

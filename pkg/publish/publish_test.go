@@ -1,0 +1,132 @@
+package publish
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/digest"
+	"github.com/flameox/flameox/pkg/evidence/schema"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/run"
+)
+
+func refsOf(t *testing.T, records []byte) []RunRef {
+	var refs []RunRef
+	for _, line := range bytes.Split(bytes.TrimSpace(records), []byte("\n")) {
+		var rec run.Record
+		if err := json.Unmarshal(line, &rec); err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, RunRef{RunID: rec.RunID, Revision: rec.Revision})
+	}
+	return refs
+}
+
+func TestPublishRuns(t *testing.T) {
+	ws, records := newWorkspace(t, 3)
+	res, err := (&Publisher{WS: ws}).PublishRuns(context.Background(), refsOf(t, records))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Tables["runs"] != 3 || res.Tables["artifacts"] != 3 || res.Tables["environments"] != 1 || res.Tables["source_states"] != 1 {
+		t.Fatalf("tables %v", res.Tables)
+	}
+	snap, err := corpus.Pin(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Commit.CommitID != res.CommitID || len(snap.Generations) != 1 {
+		t.Fatalf("snapshot %+v", snap.Commit)
+	}
+	g := snap.Generations[0]
+	if len(g.InputRunIDs) != 3 || g.Publisher != Name || g.InputCommitID != res.ParentID {
+		t.Fatalf("manifest %+v", g)
+	}
+	for _, f := range g.Files {
+		abs := filepath.Join(ws.Root, f.Path)
+		b, _ := os.ReadFile(abs)
+		if digest.Bytes(b) != f.SHA256 || int64(len(b)) != f.ByteLength {
+			t.Fatalf("%s: recorded hash or size is wrong", f.Path)
+		}
+		pf, err := file.OpenParquetFile(abs, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pf.NumRows() != f.RowCount {
+			t.Fatalf("%s: %d rows, manifest says %d", f.Path, pf.NumRows(), f.RowCount)
+		}
+		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sch, err := fr.Schema()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := schema.Validate(sch); err != nil {
+			t.Fatalf("%s: %v", f.Path, err)
+		}
+		pf.Close()
+	}
+	// Staging is cleaned up.
+	if ents, _ := os.ReadDir(ws.Path("staging")); len(ents) != 0 {
+		t.Fatalf("staging left: %v", ents)
+	}
+}
+
+func TestSupersedeMustBeInHead(t *testing.T) {
+	ws, records := newWorkspace(t, 1)
+	p := &Publisher{WS: ws}
+	first, err := p.PublishRuns(context.Background(), refsOf(t, records))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := NewStage(ws.Root, Name, "test", p.now())
+	defer st.Discard()
+	rows := newRunRows(st)
+	m, _ := (&run.Store{Root: ws.Root}).Revision(refsOf(t, records)[0].RunID, 1)
+	rows.add(m)
+	files, _ := st.Finish()
+	c, err := Commit(context.Background(), ws, st, files, Meta{Publisher: Name, PublisherVersion: "test", Supersedes: []string{first.GenerationID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Commit.Generations) != 1 || c.Commit.Generations[0].GenerationID != st.ID {
+		t.Fatalf("superseded generation still in inventory: %+v", c.Commit.Generations)
+	}
+	// Superseding it again fails: it is gone from HEAD.
+	st2, _ := NewStage(ws.Root, Name, "test", p.now())
+	defer st2.Discard()
+	if _, err := Commit(context.Background(), ws, st2, nil, Meta{Publisher: Name, Supersedes: []string{first.GenerationID}}); !fault.Is(err, fault.RevisionConflict) {
+		t.Fatalf("double supersede: %v", err)
+	}
+	snap, _ := corpus.Pin(ws.Root)
+	if o := corpus.Orphans(snap); len(o) != 0 {
+		t.Fatalf("a superseded generation is not an orphan: %v", o)
+	}
+}
+
+func TestPlaceIsIdempotent(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	dst := filepath.Join(dir, "out", "dst")
+	os.WriteFile(src, []byte("same"), 0o600)
+	if err := place(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(src, []byte("same"), 0o600)
+	if err := place(src, dst); err != nil {
+		t.Fatalf("identical retry: %v", err)
+	}
+	os.WriteFile(src, []byte("different"), 0o600)
+	if err := place(src, dst); !fault.Is(err, fault.ArtifactIntegrityFailed) {
+		t.Fatalf("different content: %v", err)
+	}
+}

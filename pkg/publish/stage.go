@@ -1,0 +1,140 @@
+package publish
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/flameox/flameox/pkg/artifact"
+	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/evidence/schema"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/google/uuid"
+)
+
+// Stage is a generation being built in staging: one Parquet file per table,
+// written through typed schema writers and closed, synced and hashed by
+// Finish. Nothing in a Stage is visible to readers.
+type Stage struct {
+	ID          string
+	Dir         string
+	PublishedAt time.Time
+	extractor   schema.Common
+	files       map[string]*stagedFile
+	order       []string
+}
+
+type stagedFile struct {
+	table *schema.Table
+	f     *os.File
+	w     *schema.Writer
+}
+
+// NewStage creates staging/publish-<hex>/ for a new generation.
+func NewStage(root, extractorName, extractorVersion string, now time.Time) (*Stage, error) {
+	dir, err := artifact.NewStagingDir(root, "publish")
+	if err != nil {
+		return nil, err
+	}
+	id := uuid.NewString()
+	at := now.UTC().Truncate(time.Microsecond)
+	return &Stage{ID: id, Dir: dir, PublishedAt: at,
+		extractor: schema.Common{GenerationID: id, PublishedAt: at, ExtractorName: extractorName, ExtractorVersion: extractorVersion},
+		files:     map[string]*stagedFile{}}, nil
+}
+
+// Table returns the writer for t, opening its file on first use.
+func (s *Stage) Table(t *schema.Table) (*schema.Writer, error) {
+	if sf, ok := s.files[t.Name]; ok {
+		return sf.w, nil
+	}
+	f, err := os.OpenFile(filepath.Join(s.Dir, t.Name+".parquet"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("stage %s: %w", t.Name, err)
+	}
+	w, err := schema.NewWriter(t, f, schema.Options{Common: s.extractor})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	s.files[t.Name] = &stagedFile{table: t, f: f, w: w}
+	s.order = append(s.order, t.Name)
+	return w, nil
+}
+
+// Rows counts the rows staged so far.
+func (s *Stage) Rows() int64 {
+	var n int64
+	for _, sf := range s.files {
+		n += sf.w.Rows()
+	}
+	return n
+}
+
+// Finish closes every table file, fsyncs it and describes it with its final
+// workspace-relative path, sha256, size and row count. Tables without rows
+// are dropped.
+func (s *Stage) Finish() ([]corpus.GenerationFile, error) {
+	names := append([]string{}, s.order...)
+	sort.Strings(names)
+	var out []corpus.GenerationFile
+	for _, name := range names {
+		sf := s.files[name]
+		rows, err := sf.w.Close()
+		if err != nil {
+			sf.f.Close()
+			return nil, fault.Wrap(fault.EvidenceSchemaMismatch, err, "write %s rows", name)
+		}
+		if err := sf.f.Sync(); err != nil {
+			sf.f.Close()
+			return nil, fmt.Errorf("fsync staged %s: %w", name, err)
+		}
+		if err := sf.f.Close(); err != nil {
+			return nil, err
+		}
+		if rows == 0 {
+			os.Remove(sf.f.Name())
+			continue
+		}
+		sum, size, err := hashFile(sf.f.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, corpus.GenerationFile{
+			Path:  fmt.Sprintf("evidence/%s/generation=%s/part-00000.parquet", name, s.ID),
+			Table: name, SchemaMajor: sf.table.Major, SchemaMinor: sf.table.Minor,
+			SHA256: sum, ByteLength: size, RowCount: rows,
+		})
+	}
+	return out, nil
+}
+
+// stagedPath returns where a finished file of table lives in staging.
+func (s *Stage) stagedPath(table string) string { return filepath.Join(s.Dir, table+".parquet") }
+
+// Discard removes the staging directory.
+func (s *Stage) Discard() {
+	for _, sf := range s.files {
+		sf.f.Close()
+	}
+	os.RemoveAll(s.Dir)
+}
+
+func hashFile(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), n, nil
+}

@@ -1,0 +1,197 @@
+// Package foxpublish is fox-publish, the only tool that advances
+// corpus/HEAD.
+//
+// Usage:
+//
+//	fox-publish [--workspace DIR] [--batch N] [FILE...]
+//
+// It reads records (JSON lines) from the files named, or from stdin, and
+// publishes every `run` record's run revision as evidence: one generation
+// per batch (by default one for the whole input), committed atomically. For
+// each publication it writes a `generation` and a `commit` record on
+// stdout. Records of other kinds pass through unchanged; an `error` record
+// passes through and makes fox-publish exit non-zero after publishing the
+// rest. Malformed lines are reported as file:line on stderr and skipped.
+package foxpublish
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/publish"
+	"github.com/flameox/flameox/pkg/record"
+	"github.com/flameox/flameox/pkg/run"
+	"github.com/flameox/flameox/pkg/workspace"
+)
+
+// Run is fox-publish's entry point.
+func Run(ctx context.Context, env *cli.Env, args []string) error {
+	env.Mode = cli.Records
+	fs := cli.NewFlags(env, "fox-publish", "usage: fox-publish [--workspace DIR] [--batch N] [FILE...]")
+	wsDir := fs.String("workspace", "", "workspace directory (default: the one named by the records)")
+	batch := fs.Int("batch", 0, "publish a generation every N runs (0: one for the whole input)")
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	p := &pipeline{ctx: ctx, env: env, out: record.NewWriter(env.Stdout), batch: *batch, explicit: *wsDir}
+	inputs := fs.Args()
+	if len(inputs) == 0 {
+		inputs = []string{"-"}
+	}
+	for _, name := range inputs {
+		if err := p.read(name); err != nil {
+			return err
+		}
+	}
+	if err := p.flush(); err != nil {
+		return err
+	}
+	if p.failed != nil {
+		return p.failed
+	}
+	if p.malformed > 0 {
+		return fault.New(fault.InvalidArguments, "%d malformed record line(s) skipped", p.malformed)
+	}
+	return nil
+}
+
+type pipeline struct {
+	ctx       context.Context
+	env       *cli.Env
+	out       *record.Writer
+	batch     int
+	explicit  string
+	ws        *workspace.Workspace
+	pending   []publish.RunRef
+	malformed int
+	failed    error
+}
+
+func (p *pipeline) read(name string) error {
+	var in io.Reader = p.env.Stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return fault.Wrap(fault.InvalidArguments, err, "open %s", name)
+		}
+		defer f.Close()
+		in = f
+	} else {
+		name = "<stdin>"
+	}
+	r := record.NewReader(in, name)
+	for r.Scan() {
+		switch it := r.Record().(type) {
+		case *record.SyntaxError:
+			fmt.Fprintln(p.env.Stderr, "fox-publish:", it)
+			p.malformed++
+		case *record.Raw:
+			if err := p.handle(it); err != nil {
+				return err
+			}
+		}
+	}
+	if err := r.Err(); err != nil {
+		return fault.Wrap(fault.InvalidArguments, err, "read %s", name)
+	}
+	return nil
+}
+
+func (p *pipeline) handle(raw *record.Raw) error {
+	switch raw.Record {
+	case record.KindRun:
+		if err := record.Check(raw.Header, record.KindRun, record.SchemaVersion); err != nil {
+			fmt.Fprintln(p.env.Stderr, "fox-publish:", err)
+			p.malformed++
+			return nil
+		}
+		var rec run.Record
+		if err := raw.Decode(&rec); err != nil {
+			fmt.Fprintln(p.env.Stderr, "fox-publish:", err)
+			p.malformed++
+			return nil
+		}
+		if err := p.workspace(rec.Workspace); err != nil {
+			return err
+		}
+		if !run.ValidID(rec.RunID) || rec.Revision < 0 {
+			fmt.Fprintf(p.env.Stderr, "fox-publish: %s:%d: invalid run id or revision\n", raw.File, raw.LineNo)
+			p.malformed++
+			return nil
+		}
+		p.pending = append(p.pending, publish.RunRef{RunID: rec.RunID, Revision: rec.Revision})
+		if p.batch > 0 && len(p.pending) >= p.batch {
+			return p.flush()
+		}
+		return nil
+	case record.KindError:
+		var e cli.ErrorRecord
+		if raw.Decode(&e) == nil {
+			fe := e.Error
+			p.failed = &fe
+		} else {
+			p.failed = fault.New(fault.InternalError, "an upstream tool failed")
+		}
+	}
+	return p.out.WriteRaw(raw)
+}
+
+// workspace opens the workspace a record names (or --workspace), and
+// refuses a stream that mixes workspaces.
+func (p *pipeline) workspace(named string) error {
+	want := p.explicit
+	if want == "" {
+		want = named
+	}
+	if p.ws != nil {
+		if filepath.Clean(want) != p.ws.Root && p.explicit == "" {
+			return fault.New(fault.InvalidArguments, "records name two workspaces: %s and %s", p.ws.Root, want)
+		}
+		return nil
+	}
+	if want == "" {
+		ws, err := workspace.Discover(p.env.Dir, "")
+		if err != nil {
+			return err
+		}
+		p.ws = ws
+		return nil
+	}
+	ws, err := workspace.Discover(p.env.Dir, want)
+	if err != nil {
+		return err
+	}
+	p.ws = ws
+	return nil
+}
+
+func (p *pipeline) flush() error {
+	if len(p.pending) == 0 {
+		return nil
+	}
+	refs := p.pending
+	p.pending = nil
+	pub := &publish.Publisher{WS: p.ws, Now: p.env.Now}
+	res, err := pub.PublishRuns(p.ctx, refs)
+	if err != nil {
+		return err
+	}
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.RunID
+	}
+	g, c := publish.Records(p.ws.Root, res, ids)
+	if err := p.out.Write(g); err != nil {
+		return err
+	}
+	if err := p.out.Write(c); err != nil {
+		return err
+	}
+	fmt.Fprintf(p.env.Stderr, "fox-publish: generation %s (%d run(s)); HEAD is now %s\n", res.GenerationID, res.Runs, res.CommitID)
+	return nil
+}
