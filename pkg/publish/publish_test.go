@@ -130,3 +130,40 @@ func TestPlaceIsIdempotent(t *testing.T) {
 		t.Fatalf("different content: %v", err)
 	}
 }
+
+func TestCompact(t *testing.T) {
+	ws, records := newWorkspace(t, 3)
+	p := &Publisher{WS: ws}
+	for _, ref := range refsOf(t, records) {
+		if _, err := p.PublishRuns(context.Background(), []RunRef{ref}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := corpus.Pin(ws.Root)
+	if len(before.Files["runs"]) != 3 {
+		t.Fatalf("setup: %v", before.Files["runs"])
+	}
+	res, err := p.Compact(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := corpus.Pin(ws.Root)
+	for table, files := range after.Files {
+		if len(files) != 1 {
+			t.Errorf("%s has %d files after compaction", table, len(files))
+		}
+		if after.Rows[table] != before.Rows[table] {
+			t.Errorf("%s rows %d → %d", table, before.Rows[table], after.Rows[table])
+		}
+	}
+	if !res.Compacted || len(res.Superseded) != 3 || res.FilesAfter != 4 {
+		t.Fatalf("result %+v", res)
+	}
+	if o := corpus.Orphans(after); len(o) != 0 {
+		t.Fatalf("superseded generations reported as orphans: %v", o)
+	}
+	again, err := p.Compact(context.Background())
+	if err != nil || again.Compacted {
+		t.Fatalf("second compaction should be a no-op: %+v %v", again, err)
+	}
+}

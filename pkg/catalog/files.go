@@ -1,0 +1,155 @@
+package catalog
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/evidence/schema"
+	"github.com/flameox/flameox/pkg/fault"
+)
+
+// tableFiles is the live inventory of one table in a snapshot.
+type tableFiles struct {
+	Paths []string // absolute, in generation then file order
+	Rows  int64    // from the manifests
+}
+
+// liveFiles returns, per known table, the files a reader may see in snap:
+// every file of every generation the commit lists, except the files of
+// generations that another listed generation supersedes (re-extraction and
+// compaction publish a superseding generation; counting both would double
+// rows). Every path must be a regular file (Lstat, so a symlink is refused)
+// inside <root>/evidence/<table>/ and carry the schema version this binary
+// reads; anything else fails rather than answering from the wrong bytes.
+func liveFiles(snap *corpus.Snapshot) (map[string]*tableFiles, error) {
+	superseded := supersededSet(snap)
+	root, err := filepath.Abs(snap.Root)
+	if err != nil {
+		return nil, fault.Wrap(fault.WorkspaceInvalid, err, "resolve the workspace root")
+	}
+	out := map[string]*tableFiles{}
+	for _, t := range schema.Tables() {
+		out[t.Name] = &tableFiles{}
+	}
+	for _, g := range snap.Generations {
+		if superseded[g.GenerationID] {
+			continue
+		}
+		for _, f := range g.Files {
+			t, ok := schema.Lookup(f.Table)
+			if !ok {
+				return nil, fault.New(fault.EvidenceSchemaMismatch, "generation %s lists a file of table %q, which this flameox does not know", g.GenerationID, f.Table).
+					With("file", f.Path).Fix("Upgrade flameox to read this corpus.")
+			}
+			if f.SchemaMajor != t.Major || f.SchemaMinor != t.Minor {
+				return nil, fault.New(fault.EvidenceSchemaMismatch, "%s has schema %s@%d.%d; this flameox reads %s", f.Path, f.Table, f.SchemaMajor, f.SchemaMinor, t.ID()).
+					With("file", f.Path).Fix("Upgrade flameox, or re-extract the runs to publish the current schema.")
+			}
+			abs := filepath.Join(root, filepath.FromSlash(f.Path))
+			if !strings.HasPrefix(abs, filepath.Join(root, "evidence", f.Table)+string(filepath.Separator)) {
+				return nil, fault.New(fault.ArtifactIntegrityFailed, "generation %s lists %s outside evidence/%s", g.GenerationID, f.Path, f.Table).With("file", f.Path)
+			}
+			if err := regularFile(abs, f.Path); err != nil {
+				return nil, err
+			}
+			tf := out[f.Table]
+			tf.Paths = append(tf.Paths, abs)
+			tf.Rows += f.RowCount
+		}
+	}
+	return out, nil
+}
+
+// supersededSet returns the ids of generations another generation of snap
+// supersedes.
+func supersededSet(snap *corpus.Snapshot) map[string]bool {
+	out := map[string]bool{}
+	for _, g := range snap.Generations {
+		for _, id := range g.Supersedes {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// CompactionPlan is the read side of compaction: which live generations are
+// small enough to be rewritten together, and their files per table in the
+// order readers see them. The publisher rewrites each table's files into
+// large segments (with arrow-go and schema.Writer, so the files keep their
+// Arrow schema and metadata), publishes them as one generation whose
+// manifest supersedes Supersedes, and from then on Readers skip the old
+// files. Nothing here writes.
+type CompactionPlan struct {
+	CommitID   string              `json:"commit_id"`
+	Supersedes []string            `json:"supersedes"` // generation ids, commit order
+	Files      map[string][]string `json:"files"`      // table -> absolute paths
+	Rows       map[string]int64    `json:"rows"`       // table -> rows (from the manifests)
+}
+
+// PlanCompaction selects the live generations of snap with fewer than
+// smallRows rows in total and returns a plan when there are at least
+// minGenerations of them, or nil when compaction is not worth it.
+// Generations already superseded are never selected again.
+func PlanCompaction(snap *corpus.Snapshot, smallRows int64, minGenerations int) *CompactionPlan {
+	superseded := supersededSet(snap)
+	plan := &CompactionPlan{CommitID: snap.Commit.CommitID, Supersedes: []string{},
+		Files: map[string][]string{}, Rows: map[string]int64{}}
+	for _, g := range snap.Generations {
+		if superseded[g.GenerationID] {
+			continue
+		}
+		var rows int64
+		for _, f := range g.Files {
+			rows += f.RowCount
+		}
+		if rows >= smallRows {
+			continue
+		}
+		plan.Supersedes = append(plan.Supersedes, g.GenerationID)
+		for _, f := range g.Files {
+			plan.Files[f.Table] = append(plan.Files[f.Table], filepath.Join(snap.Root, filepath.FromSlash(f.Path)))
+			plan.Rows[f.Table] += f.RowCount
+		}
+	}
+	if len(plan.Supersedes) < max(minGenerations, 2) {
+		return nil
+	}
+	return plan
+}
+
+// regularFile checks that abs is a regular file, not a symlink.
+func regularFile(abs, rel string) error {
+	fi, err := os.Lstat(abs)
+	if err != nil {
+		return fault.Wrap(fault.ArtifactIntegrityFailed, err, "evidence file %s is missing", rel).With("file", rel)
+	}
+	if !fi.Mode().IsRegular() {
+		return fault.New(fault.ArtifactIntegrityFailed, "evidence file %s is not a regular file (%s); refusing to read through it", rel, fi.Mode().Type()).With("file", rel)
+	}
+	return nil
+}
+
+// sqlString quotes s as a SQL string literal.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// sqlList renders paths as a SQL list of string literals.
+func sqlList(paths []string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = sqlString(p)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// sortedTables returns the names of m in order.
+func sortedTables(m map[string]*tableFiles) []string {
+	out := make([]string, 0, len(m))
+	for n := range m {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,226 @@
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/durable"
+	"github.com/flameox/flameox/pkg/fault"
+)
+
+// Defaults of Options.
+const (
+	DefaultMemoryLimitBytes = 512 << 20
+	DefaultThreads          = 2
+	DefaultQueryTimeout     = 30 * time.Second
+	DefaultMaxRows          = 1000
+	DefaultMaxTextBytes     = 64 << 10
+	DefaultMaxSpillBytes    = 4 << 30
+)
+
+// Options bound a Reader. Zero values take the defaults.
+type Options struct {
+	MemoryLimitBytes int64         // DuckDB memory_limit; default 512 MiB
+	Threads          int           // DuckDB threads; default 2
+	QueryTimeout     time.Duration // per Scan; default 30 s
+	MaxRows          int           // largest row limit a caller may ask for; default 1000
+	MaxTextBytes     int           // cap of one text cell (see Clip); default 64 KiB
+	MaxSpillBytes    int64         // DuckDB max_temp_directory_size; default 4 GiB
+	// NoSpill disables spilling to <root>/staging/duckdb-temp: a query past
+	// the memory limit then fails with QUERY_BUDGET_EXCEEDED.
+	NoSpill bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.MemoryLimitBytes <= 0 {
+		o.MemoryLimitBytes = DefaultMemoryLimitBytes
+	}
+	if o.Threads <= 0 {
+		o.Threads = DefaultThreads
+	}
+	if o.QueryTimeout <= 0 {
+		o.QueryTimeout = DefaultQueryTimeout
+	}
+	if o.MaxRows <= 0 {
+		o.MaxRows = DefaultMaxRows
+	}
+	if o.MaxTextBytes <= 0 {
+		o.MaxTextBytes = DefaultMaxTextBytes
+	}
+	if o.MaxSpillBytes <= 0 {
+		o.MaxSpillBytes = DefaultMaxSpillBytes
+	}
+	return o
+}
+
+// Reader answers curated queries over one pinned commit. It is safe for
+// concurrent use; queries run one at a time on its single connection.
+type Reader struct {
+	db      *sql.DB
+	snap    *corpus.Snapshot
+	opts    Options
+	tempDir string
+	rows    map[string]int64
+}
+
+// OpenHead pins HEAD of the workspace root and opens a Reader on it.
+func OpenHead(ctx context.Context, root string, opts Options) (*Reader, error) {
+	snap, err := corpus.Pin(root)
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, snap, opts)
+}
+
+// Open starts a locked-down in-memory DuckDB instance that can read exactly
+// snap's live files and the anchors, and defines one view per table plus
+// the *_current views. Missing anchors are written first.
+func Open(ctx context.Context, snap *corpus.Snapshot, opts Options) (*Reader, error) {
+	opts = opts.withDefaults()
+	live, err := liveFiles(snap)
+	if err != nil {
+		return nil, err
+	}
+	anchors, err := anchorPaths(snap.Root)
+	if err != nil {
+		return nil, err
+	}
+	r := &Reader{snap: snap, opts: opts, rows: map[string]int64{}}
+	var allowed []string
+	for _, name := range sortedTables(live) {
+		anchor, err := filepath.Abs(anchors[name])
+		if err != nil {
+			return nil, fault.Wrap(fault.WorkspaceInvalid, err, "resolve anchor path")
+		}
+		if err := regularFile(anchor, anchor); err != nil {
+			return nil, err
+		}
+		live[name].Paths = append([]string{anchor}, live[name].Paths...)
+		allowed = append(allowed, live[name].Paths...)
+		r.rows[name] = live[name].Rows
+	}
+	if !opts.NoSpill {
+		parent := filepath.Join(snap.Root, "staging", "duckdb-temp")
+		if err := os.MkdirAll(parent, 0o700); err != nil {
+			return nil, fault.Wrap(fault.WorkspaceInvalid, err, "create %s", parent)
+		}
+		if r.tempDir, err = filepath.Abs(filepath.Join(parent, "r-"+durable.RandomHex(8))); err != nil {
+			return nil, fault.Wrap(fault.WorkspaceInvalid, err, "resolve temp directory")
+		}
+	}
+	conn, err := duckdb.NewConnector("", nil)
+	if err != nil {
+		return nil, fault.Wrap(fault.InternalError, err, "start DuckDB")
+	}
+	r.db = sql.OpenDB(conn)
+	r.db.SetMaxOpenConns(1)
+	r.db.SetMaxIdleConns(1)
+	if err := r.setup(ctx, allowed, live); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// lockdown is the SET sequence, run once per instance. Settings are global
+// to the instance, so every later pool connection inherits them; they must
+// not go in a per-connection init function, because the second connection
+// would fail on the locked configuration.
+func (r *Reader) lockdown(allowed []string) []string {
+	return []string{
+		"SET autoinstall_known_extensions = false",
+		"SET autoload_known_extensions = false",
+		"SET allow_community_extensions = false",
+		"SET allow_persistent_secrets = false",
+		"SET allowed_paths = " + sqlList(allowed),
+		"SET temp_directory = " + sqlString(r.tempDir),
+		"SET TimeZone = 'UTC'",
+		fmt.Sprintf("SET memory_limit = '%dB'", r.opts.MemoryLimitBytes),
+		fmt.Sprintf("SET max_temp_directory_size = '%dB'", r.opts.MaxSpillBytes),
+		fmt.Sprintf("SET threads = %d", r.opts.Threads),
+		"SET enable_external_access = false", // after the allow-list
+		"SET lock_configuration = true",      // last
+	}
+}
+
+func (r *Reader) setup(ctx context.Context, allowed []string, live map[string]*tableFiles) error {
+	c, err := r.db.Conn(ctx)
+	if err != nil {
+		return r.queryErr(ctx, ctx, Query{Name: "open", Version: "1"}, err)
+	}
+	defer c.Close()
+	for _, s := range r.lockdown(allowed) {
+		if _, err := c.ExecContext(ctx, s); err != nil {
+			return r.queryErr(ctx, ctx, Query{Name: "lockdown", Version: "1"}, fmt.Errorf("%s: %w", strings.SplitN(s, " =", 2)[0], err))
+		}
+	}
+	var b strings.Builder
+	for _, name := range sortedTables(live) {
+		fmt.Fprintf(&b, "CREATE VIEW %s AS SELECT * FROM read_parquet(%s, union_by_name=false, hive_partitioning=false, filename=false);\n",
+			ident(name), sqlList(live[name].Paths))
+	}
+	for _, v := range currentViews {
+		fmt.Fprintf(&b, "CREATE VIEW %s AS SELECT * FROM %s QUALIFY row_number() OVER (PARTITION BY %s ORDER BY %s) = 1;\n",
+			ident(v.Name), ident(v.Table), v.Key, v.Order)
+	}
+	if _, err := c.ExecContext(ctx, b.String()); err != nil {
+		return r.queryErr(ctx, ctx, Query{Name: "views", Version: "1"}, err)
+	}
+	return nil
+}
+
+// ident quotes a SQL identifier.
+func ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// CurrentView is a view that keeps one row per identity of a table.
+type CurrentView struct {
+	Name, Table string
+	Key         string // PARTITION BY
+	Order       string // ORDER BY; the first row wins
+}
+
+// currentViews are the views of tables with revisions or repeated
+// identities. Read those tables through them; read append-only fact tables
+// directly.
+var currentViews = []CurrentView{
+	{"runs_current", "runs", "run_id", "revision DESC, published_at DESC, evidence_generation_id DESC"},
+	{"artifacts_current", "artifacts", "registration_id", "published_at DESC, evidence_generation_id DESC"},
+	{"environments_current", "environments", "environment_id", "published_at DESC, evidence_generation_id DESC"},
+	{"source_states_current", "source_states", "source_state_id", "published_at DESC, evidence_generation_id DESC"},
+}
+
+// CurrentViews lists the *_current views.
+func CurrentViews() []CurrentView { return append([]CurrentView(nil), currentViews...) }
+
+// Commit returns the commit id the Reader is pinned to.
+func (r *Reader) Commit() string { return r.snap.Commit.CommitID }
+
+// Snapshot returns the pinned snapshot.
+func (r *Reader) Snapshot() *corpus.Snapshot { return r.snap }
+
+// Rows returns the live row count of a table from the manifests (no scan).
+func (r *Reader) Rows(table string) int64 { return r.rows[table] }
+
+// Options returns the Reader's effective options.
+func (r *Reader) Options() Options { return r.opts }
+
+// Close stops the DuckDB instance and removes its spill directory.
+func (r *Reader) Close() error {
+	var err error
+	if r.db != nil {
+		err = r.db.Close()
+		r.db = nil
+	}
+	if r.tempDir != "" {
+		os.RemoveAll(r.tempDir)
+	}
+	return err
+}
