@@ -103,7 +103,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 					t.Fatalf("previous snapshot changed: %v", err)
 				}
 			}
-			st, err := status.Collect(ws)
+			st, err := status.Collect(context.Background(), ws)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,141 +1,215 @@
-// Package query answers the curated read questions of the CLI and the MCP
-// server: list and show runs and artifacts. Results are bounded (a default
-// and a maximum row count), announce truncation with a total and an opaque
-// cursor, and are the same Go types for `flameox … --json` and MCP.
-//
-// For now the answers come from run manifests; the catalog moves them onto
-// DuckDB over the pinned corpus commit without changing these types.
 package query
 
 import (
-	"encoding/base64"
-	"sort"
+	"context"
+	"database/sql"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workspace"
 )
 
-// Row limits shared by every list.
-const (
-	DefaultLimit = 50
-	MaxLimit     = 1000
-)
-
 // RunSummary is one row of a run list.
 type RunSummary struct {
 	RunID            string    `json:"run_id"`
+	Revision         int       `json:"revision"`
 	RunType          string    `json:"run_type"`
 	CreatedAt        time.Time `json:"created_at"`
 	ExecutionStatus  string    `json:"execution_status"`
 	CaptureStatus    string    `json:"capture_status"`
 	ValidationStatus string    `json:"validation_status"`
+	WorkloadName     string    `json:"workload_name,omitempty"`
 	ArtifactCount    int       `json:"artifact_count"`
 	EnvironmentID    string    `json:"environment_id"`
 	SourceStateID    string    `json:"source_state_id"`
 }
 
-// RunList is the result of `flameox runs list`.
+// RunList is the result of `flameox runs list` and MCP list_runs.
 type RunList struct {
-	SchemaVersion int          `json:"schema_version"`
-	Total         int          `json:"total"`
-	Returned      int          `json:"returned"`
-	Truncated     bool         `json:"truncated"`
-	Cursor        string       `json:"cursor,omitempty"`
-	Runs          []RunSummary `json:"runs"`
+	SchemaVersion  int          `json:"schema_version"`
+	Query          string       `json:"query"`
+	CorpusCommitID string       `json:"corpus_commit_id"`
+	Total          int64        `json:"total"`
+	Returned       int          `json:"returned"`
+	Truncated      bool         `json:"truncated"`
+	Cursor         string       `json:"cursor,omitempty"`
+	Runs           []RunSummary `json:"runs"`
 }
 
-// ListRunsRequest filters and pages a run list.
+// ListRunsRequest filters and pages a run list. Empty filters match all.
 type ListRunsRequest struct {
-	Limit  int    `json:"limit,omitempty"`
-	Cursor string `json:"cursor,omitempty"`
+	RunType          string    `json:"run_type,omitempty" jsonschema:"import or execution"`
+	ExecutionStatus  string    `json:"execution_status,omitempty" jsonschema:"e.g. succeeded, failed, timed_out"`
+	CaptureStatus    string    `json:"capture_status,omitempty" jsonschema:"e.g. registered, failed"`
+	ValidationStatus string    `json:"validation_status,omitempty" jsonschema:"e.g. passed, failed, not_requested"`
+	Workload         string    `json:"workload,omitempty" jsonschema:"declared workload name"`
+	CreatedAfter     time.Time `json:"created_after,omitzero" jsonschema:"only runs created at or after this time (RFC 3339)"`
+	CreatedBefore    time.Time `json:"created_before,omitzero" jsonschema:"only runs created before this time (RFC 3339)"`
+	Limit            int       `json:"limit,omitempty" jsonschema:"rows to return (default 50, max 1000)"`
+	Cursor           string    `json:"cursor,omitempty" jsonschema:"cursor from a previous page"`
 }
 
-// Limit checks a requested row limit and applies the default.
-func Limit(n int) (int, error) {
-	switch {
-	case n == 0:
-		return DefaultLimit, nil
-	case n < 0 || n > MaxLimit:
-		return 0, fault.New(fault.QueryBudgetExceeded, "limit %d is outside 1..%d", n, MaxLimit).With("max_limit", "1000")
+const runFilters = `
+	($1 = '' OR r.run_type = $1) AND ($2 = '' OR r.execution_status = $2) AND ($3 = '' OR r.capture_status = $3)
+	AND ($4 = '' OR r.validation_status = $4) AND ($5 = '' OR r.workload_name = $5)
+	AND ($6::TIMESTAMPTZ IS NULL OR r.created_at >= $6) AND ($7::TIMESTAMPTZ IS NULL OR r.created_at < $7)`
+
+var (
+	qRunsList = catalog.Query{Name: "runs.list", Version: "1", SQL: `
+SELECT r.run_id, r.revision, r.run_type, r.created_at, r.execution_status, r.capture_status, r.validation_status,
+       coalesce(r.workload_name, ''), r.environment_id, coalesce(r.source_state_id, ''),
+       (SELECT count(*) FROM artifacts_current a WHERE a.run_id = r.run_id), epoch_us(r.created_at)
+FROM runs_current r
+WHERE ` + runFilters + `
+  AND ($8::BIGINT IS NULL OR epoch_us(r.created_at) < $8 OR (epoch_us(r.created_at) = $8 AND r.run_id < $9))
+ORDER BY r.created_at DESC, r.run_id DESC
+LIMIT $10`}
+	qRunsCount = catalog.Query{Name: "runs.count", Version: "1", SQL: `SELECT count(*) FROM runs_current r WHERE ` + runFilters}
+)
+
+func (req ListRunsRequest) filterArgs() []any {
+	return []any{req.RunType, req.ExecutionStatus, req.CaptureStatus, req.ValidationStatus, req.Workload,
+		timeArg(req.CreatedAfter), timeArg(req.CreatedBefore)}
+}
+
+func timeArg(t time.Time) any {
+	if t.IsZero() {
+		return nil
 	}
-	return n, nil
+	return t.UTC()
 }
 
-// ListRuns lists runs newest first.
-func ListRuns(ws *workspace.Workspace, req ListRunsRequest) (*RunList, error) {
+// ListRuns lists published runs (their latest published revision), newest
+// first.
+func ListRuns(ctx context.Context, ws *workspace.Workspace, req ListRunsRequest) (*RunList, error) {
 	limit, err := Limit(req.Limit)
 	if err != nil {
 		return nil, err
 	}
-	after, err := decodeCursor(req.Cursor)
-	if err != nil {
-		return nil, err
-	}
-	store := &run.Store{Root: ws.Root}
-	ids, err := store.IDs()
-	if err != nil {
-		return nil, err
-	}
-	rows := make([]RunSummary, 0, len(ids))
-	for _, id := range ids {
-		m, err := store.Get(id)
+	return with(ctx, ws, func(s *Session) (*RunList, error) {
+		filters := req
+		filters.Limit, filters.Cursor = 0, ""
+		want, err := s.cursorFor(qRunsList, filters, "created_at desc, run_id desc")
 		if err != nil {
-			continue // status reports unreadable runs
+			return nil, err
 		}
-		rows = append(rows, summarize(m))
-	}
-	sort.Slice(rows, func(i, j int) bool { return runKey(rows[i]) > runKey(rows[j]) })
-	res := &RunList{SchemaVersion: 1, Total: len(rows), Runs: []RunSummary{}}
-	for _, r := range rows {
-		if after != "" && runKey(r) >= after {
-			continue
+		key, err := s.resume(req.Cursor, want, 2)
+		if err != nil {
+			return nil, err
 		}
-		if len(res.Runs) == limit {
-			res.Truncated = true
-			res.Cursor = encodeCursor(runKey(res.Runs[len(res.Runs)-1]))
-			break
+		var afterUS, afterID any
+		if key != nil {
+			us, err := strconv.ParseInt(key[0], 10, 64)
+			if err != nil {
+				return nil, fault.New(fault.InvalidArguments, "the cursor is not valid (key)")
+			}
+			afterUS, afterID = us, key[1]
 		}
-		res.Runs = append(res.Runs, r)
-	}
-	res.Returned = len(res.Runs)
-	return res, nil
+		res := &RunList{SchemaVersion: 1, Query: qRunsList.ID(), CorpusCommitID: s.Commit(), Runs: []RunSummary{}}
+		var lastUS int64
+		args := append(req.filterArgs(), afterUS, afterID, limit+1)
+		err = s.R.Scan(ctx, qRunsList, args, func(rows *sql.Rows) error {
+			for rows.Next() {
+				var r RunSummary
+				var rev int32
+				var us int64
+				if err := rows.Scan(&r.RunID, &rev, &r.RunType, &r.CreatedAt, &r.ExecutionStatus, &r.CaptureStatus,
+					&r.ValidationStatus, &r.WorkloadName, &r.EnvironmentID, &r.SourceStateID, &r.ArtifactCount, &us); err != nil {
+					return err
+				}
+				if len(res.Runs) == limit {
+					res.Truncated = true
+					break
+				}
+				r.Revision = int(rev)
+				r.CreatedAt = r.CreatedAt.UTC()
+				res.Runs = append(res.Runs, r)
+				lastUS = us
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		res.Returned = len(res.Runs)
+		if res.Truncated {
+			want.Key = []string{strconv.FormatInt(lastUS, 10), res.Runs[len(res.Runs)-1].RunID}
+			res.Cursor = catalog.EncodeCursor(want)
+		}
+		res.Total, err = count(ctx, s, qRunsCount, req.filterArgs())
+		return res, err
+	})
 }
 
-// ShowRun returns a run's current manifest.
-func ShowRun(ws *workspace.Workspace, id string) (*run.Manifest, error) {
-	return (&run.Store{Root: ws.Root}).Get(strings.TrimSpace(id))
+func count(ctx context.Context, s *Session, q catalog.Query, args []any) (int64, error) {
+	var n int64
+	err := s.R.Scan(ctx, q, args, func(rows *sql.Rows) error {
+		for rows.Next() {
+			if err := rows.Scan(&n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return n, err
 }
 
-func summarize(m *run.Manifest) RunSummary {
-	s := RunSummary{RunID: m.RunID, RunType: m.RunType, CreatedAt: m.CreatedAt, ExecutionStatus: m.ExecutionStatus,
-		CaptureStatus: m.CaptureStatus, ValidationStatus: m.ValidationStatus, ArtifactCount: len(m.Artifacts)}
-	if m.Environment != nil {
-		s.EnvironmentID = m.Environment.EnvironmentID
-	}
-	if m.SourceState != nil {
-		s.SourceStateID = m.SourceState.SourceStateID
-	}
-	return s
+// RunDetail is the result of `flameox runs show` and MCP get_run: the
+// run's manifest at its latest published revision (or, for a run not yet
+// published, its current manifest, marked so).
+type RunDetail struct {
+	SchemaVersion     int           `json:"schema_version"`
+	CorpusCommitID    string        `json:"corpus_commit_id"`
+	Published         bool          `json:"published"`
+	PublishedRevision int           `json:"published_revision"`
+	CurrentRevision   int           `json:"current_revision"`
+	Run               *run.Manifest `json:"run"`
 }
 
-func runKey(r RunSummary) string {
-	return r.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000Z") + "|" + r.RunID
+var qRunRevision = catalog.Query{Name: "runs.revision", Version: "1",
+	SQL: `SELECT revision FROM runs_current WHERE run_id = $1`}
+
+// ShowRun describes one run.
+func ShowRun(ctx context.Context, ws *workspace.Workspace, id string) (*RunDetail, error) {
+	id = strings.TrimSpace(id)
+	if !run.ValidID(id) {
+		return nil, fault.New(fault.InvalidArguments, "%q is not a run id", id)
+	}
+	return with(ctx, ws, func(s *Session) (*RunDetail, error) { return s.showRun(ctx, id) })
 }
 
-func encodeCursor(key string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("v1|" + key))
-}
-
-func decodeCursor(c string) (string, error) {
-	if c == "" {
-		return "", nil
+func (s *Session) showRun(ctx context.Context, id string) (*RunDetail, error) {
+	rev := -1
+	err := s.R.Scan(ctx, qRunRevision, []any{id}, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var r int32
+			if err := rows.Scan(&r); err != nil {
+				return err
+			}
+			rev = int(r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || !strings.HasPrefix(string(b), "v1|") {
-		return "", fault.New(fault.StaleCursor, "the cursor is not one this query issued").Fix("Repeat the query without --cursor.")
+	store := &run.Store{Root: s.WS.Root}
+	cur, err := store.Get(id)
+	if err != nil {
+		return nil, err
 	}
-	return strings.TrimPrefix(string(b), "v1|"), nil
+	d := &RunDetail{SchemaVersion: 1, CorpusCommitID: s.Commit(), CurrentRevision: cur.Revision, PublishedRevision: rev, Run: cur}
+	if rev >= 0 {
+		d.Published = true
+		if rev != cur.Revision {
+			if d.Run, err = store.Revision(id, rev); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return d, nil
 }

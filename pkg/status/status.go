@@ -5,18 +5,18 @@
 package status
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
 	"github.com/flameox/flameox/pkg/artifact"
+	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/corpus"
-	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/lease"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workspace"
@@ -29,6 +29,7 @@ type Status struct {
 	Head          HeadInfo      `json:"head"`
 	Runs          RunCounts     `json:"runs"`
 	Artifacts     ArtifactStats `json:"artifacts"`
+	Catalog       CatalogInfo   `json:"catalog"`
 	// AbandonedStaging lists staging entries whose owner process is gone.
 	AbandonedStaging []StagingEntry `json:"abandoned_staging"`
 	// StaleRuns are running or pending runs whose owner is provably gone;
@@ -36,6 +37,14 @@ type Status struct {
 	StaleRuns       []string `json:"stale_runs"`
 	QuarantinedRuns []string `json:"quarantined_runs"`
 	Warnings        []string `json:"warnings"`
+}
+
+// CatalogInfo says whether catalog.duckdb exists and matches HEAD. Queries
+// never depend on it; `flameox catalog rebuild` refreshes it.
+type CatalogInfo struct {
+	Exists  bool   `json:"exists"`
+	Fresh   bool   `json:"fresh"`
+	BuiltAt string `json:"built_at,omitempty"`
 }
 
 // WorkspaceInfo is the workspace's static identity.
@@ -61,7 +70,9 @@ type HeadInfo struct {
 
 // RunCounts counts runs by type and by each state machine.
 type RunCounts struct {
-	Total        int            `json:"total"`
+	Total int `json:"total"`
+	// Unpublished counts runs with no published revision yet.
+	Unpublished  int            `json:"unpublished"`
 	ByType       map[string]int `json:"by_type"`
 	ByExecution  map[string]int `json:"by_execution_status"`
 	ByCapture    map[string]int `json:"by_capture_status"`
@@ -90,7 +101,7 @@ type StagingEntry struct {
 }
 
 // Collect reads the status of ws.
-func Collect(ws *workspace.Workspace) (*Status, error) {
+func Collect(ctx context.Context, ws *workspace.Workspace) (*Status, error) {
 	st := &Status{
 		SchemaVersion: 1,
 		Workspace: WorkspaceInfo{WorkspaceID: ws.Meta.WorkspaceID, Root: ws.Root, ProjectRoot: ws.ProjectRoot,
@@ -112,51 +123,20 @@ func Collect(ws *workspace.Workspace) (*Status, error) {
 		st.Warnings = append(st.Warnings, fmt.Sprintf("%d orphaned publication file(s) outside every commit (a publication was interrupted); they are invisible to queries", len(st.Head.Orphans)))
 	}
 
-	kindsOf := map[string]map[string]bool{}
-	if err := countRuns(ws, st, kindsOf); err != nil {
+	if err := countPublished(ctx, ws, st); err != nil {
 		return nil, err
 	}
-	if err := countObjects(ws, st, kindsOf); err != nil {
-		return nil, err
+	if cs, err := catalog.ReadStatus(ws.Root); err == nil {
+		st.Catalog = CatalogInfo{Exists: cs.Exists, Fresh: cs.Fresh}
+		if cs.Exists {
+			st.Catalog.BuiltAt = cs.BuiltAt.UTC().Format(time.RFC3339)
+		}
 	}
 	st.AbandonedStaging = abandonedStaging(ws)
 	for _, e := range st.AbandonedStaging {
 		st.Warnings = append(st.Warnings, "abandoned staging "+e.Path+" ("+e.Owner+"); `flameox recover` removes it")
 	}
 	return st, nil
-}
-
-func countRuns(ws *workspace.Workspace, st *Status, kindsOf map[string]map[string]bool) error {
-	runs := &run.Store{Root: ws.Root}
-	ids, err := runs.IDs()
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		m, err := runs.Get(id)
-		if err != nil {
-			st.Warnings = append(st.Warnings, "unreadable run "+id+": "+fault.As(err).Message)
-			continue
-		}
-		st.Runs.Total++
-		st.Runs.ByType[m.RunType]++
-		st.Runs.ByExecution[m.ExecutionStatus]++
-		st.Runs.ByCapture[m.CaptureStatus]++
-		st.Runs.ByValidation[m.ValidationStatus]++
-		if m.CaptureStatus == run.CaptureQuarantined {
-			st.QuarantinedRuns = append(st.QuarantinedRuns, id)
-		}
-		if stale(m) {
-			st.StaleRuns = append(st.StaleRuns, id)
-		}
-		for _, a := range m.Artifacts {
-			if kindsOf[a.ArtifactID] == nil {
-				kindsOf[a.ArtifactID] = map[string]bool{}
-			}
-			kindsOf[a.ArtifactID][a.Kind] = true
-		}
-	}
-	return nil
 }
 
 // stale reports a non-terminal run whose owner is provably gone. Runs
@@ -170,48 +150,6 @@ func stale(m *run.Manifest) bool {
 		return m.Lease.Owner.Check() == lease.Gone
 	}
 	return time.Since(m.UpdatedAt) > time.Minute
-}
-
-func countObjects(ws *workspace.Workspace, st *Status, kindsOf map[string]map[string]bool) error {
-	base := ws.Path("artifacts", "sha256")
-	shards, err := os.ReadDir(base)
-	if err != nil {
-		return fault.Wrap(fault.WorkspaceInvalid, err, "read artifact store").With("file", "artifacts/sha256")
-	}
-	store := &artifact.Store{Root: ws.Root}
-	for _, sh := range shards {
-		if !sh.IsDir() || len(sh.Name()) != 2 {
-			continue
-		}
-		objs, err := os.ReadDir(filepath.Join(base, sh.Name()))
-		if err != nil {
-			continue
-		}
-		for _, o := range objs {
-			if len(o.Name()) != 64 {
-				continue
-			}
-			id := "sha256:" + o.Name()
-			c, _, err := store.Stat(id)
-			if err != nil {
-				st.Warnings = append(st.Warnings, "damaged object "+id+": "+fault.As(err).Message)
-				continue
-			}
-			st.Artifacts.Objects++
-			st.Artifacts.Bytes += c.ByteLength
-			kinds := kindsOf[id]
-			if len(kinds) == 0 {
-				kinds = map[string]bool{"unregistered": true}
-			}
-			for k := range kinds {
-				ks := st.Artifacts.ByKind[k]
-				ks.Objects++
-				ks.Bytes += c.ByteLength
-				st.Artifacts.ByKind[k] = ks
-			}
-		}
-	}
-	return nil
 }
 
 func abandonedStaging(ws *workspace.Workspace) []StagingEntry {

@@ -206,7 +206,7 @@ func TestConcurrentImports(t *testing.T) {
 		wg.Add(1)
 		go func(i int, p string) {
 			defer wg.Done()
-			results[i] = tool(t, "fox-capture", dir, nil, "import", p)
+			results[i] = flameox(t, dir, "import", p)
 		}(i, p)
 	}
 	wg.Wait()
@@ -215,7 +215,7 @@ func TestConcurrentImports(t *testing.T) {
 	}
 	var st status.Status
 	json.Unmarshal([]byte(mustOK(t, flameox(t, dir, "status", "--json")).stdout), &st)
-	if st.Runs.Total != n || st.Runs.ByCapture["registered"] != n || st.Artifacts.Objects != n/2+1 {
+	if st.Runs.Total != n || st.Runs.Unpublished != 0 || st.Runs.ByCapture["registered"] != n || st.Artifacts.Objects != n/2+1 || st.Head.Generations != n {
 		t.Fatalf("status after %d concurrent imports: %+v", n, st.Runs)
 	}
 	var list query.ArtifactList
@@ -278,5 +278,69 @@ func TestKillDuringImport(t *testing.T) {
 			// The workspace still works: the same import now succeeds.
 			mustOK(t, flameox(t, dir, "import", src))
 		})
+	}
+}
+
+// TestConcurrentPublishersAndReaders runs 4 publishing processes and 4
+// reading processes at once: commits serialize, every generation is visible
+// at the end, and no reader fails.
+func TestConcurrentPublishersAndReaders(t *testing.T) {
+	dir := initProject(t)
+	const publishers, perPublisher, readers = 4, 3, 4
+	var pubWG, readWG sync.WaitGroup
+	done := make(chan struct{})
+	errs := make(chan string, 100)
+	for p := 0; p < publishers; p++ {
+		pubWG.Add(1)
+		go func(p int) {
+			defer pubWG.Done()
+			for i := 0; i < perPublisher; i++ {
+				path := filepath.Join(dir, fmt.Sprintf("p%d-%d.txt", p, i))
+				os.WriteFile(path, []byte(path), 0o644)
+				if r := flameox(t, dir, "import", path); r.exit != 0 {
+					errs <- "publisher: " + r.stderr
+				}
+			}
+		}(p)
+	}
+	for r := 0; r < readers; r++ {
+		readWG.Add(1)
+		go func() {
+			defer readWG.Done()
+			last := int64(-1)
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				res := flameox(t, dir, "runs", "list", "--json")
+				if res.exit != 0 {
+					errs <- "reader: " + res.stderr
+					return
+				}
+				var list query.RunList
+				if err := json.Unmarshal([]byte(res.stdout), &list); err != nil {
+					errs <- "reader: " + err.Error()
+					return
+				}
+				if list.Total < last {
+					errs <- fmt.Sprintf("reader saw the corpus shrink: %d → %d", last, list.Total)
+				}
+				last = list.Total
+			}
+		}()
+	}
+	pubWG.Wait()
+	close(done)
+	readWG.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	var st status.Status
+	json.Unmarshal([]byte(mustOK(t, flameox(t, dir, "status", "--json")).stdout), &st)
+	if st.Runs.Total != publishers*perPublisher || st.Runs.Unpublished != 0 || st.Head.Generations != publishers*perPublisher || len(st.Head.Orphans) != 0 {
+		t.Fatalf("after concurrent publication: runs %+v, generations %d, orphans %v", st.Runs, st.Head.Generations, st.Head.Orphans)
 	}
 }

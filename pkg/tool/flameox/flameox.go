@@ -51,6 +51,12 @@ func Commands() []*Command {
 		{Name: "runs show", Args: "RUN_ID", Summary: "show a run's current manifest", MCPTool: "get_run", Run: runsShow},
 		{Name: "artifacts list", Summary: "list stored artifacts", MCPTool: "list_artifacts", Run: artifactsList},
 		{Name: "artifacts show", Args: "ARTIFACT_ID", Summary: "show an artifact's content facts and registrations", MCPTool: "get_artifact", Run: artifactsShow},
+		{Name: "measurements query", Summary: "query measurements with their raw hierarchy", MCPTool: "query_measurements", Run: measurementsQuery},
+		{Name: "evidence get", Args: "TYPE ID", Summary: "one typed piece of evidence (run, artifact, generation, analysis, ...)", MCPTool: "get_evidence", Run: evidenceGet},
+		{Name: "catalog rebuild", Summary: "rebuild catalog.duckdb from the corpus", CLIOnly: "administrative: replaces a workspace file; queries never need it", Run: catalogRebuild},
+		{Name: "catalog validate", Summary: "check catalog.duckdb holds only what flameox puts there", MCPTool: "validate_catalog", Run: catalogValidate},
+		{Name: "catalog compact", Summary: "rewrite small generations into one segment per table", CLIOnly: "administrative: rewrites the published corpus", Run: catalogCompact},
+		{Name: "catalog status", Summary: "when the catalog was built and whether it is fresh", MCPTool: "catalog_status", Run: catalogStatus},
 		{Name: "version", Summary: "print the flameox version", CLIOnly: "the MCP initialize reply already carries the server version", Run: versionCmd},
 	}
 	return cmds

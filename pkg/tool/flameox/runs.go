@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+	"time"
 
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/cli"
@@ -69,18 +70,33 @@ func importCmd(ctx context.Context, c *Context, args []string) error {
 }
 
 func runsList(ctx context.Context, c *Context, args []string) error {
-	fs := c.flags("runs list", "[--limit N] [--cursor C]")
+	fs := c.flags("runs list", "[filters] [--limit N] [--cursor C]")
 	var req query.ListRunsRequest
+	var since, until string
+	fs.StringVar(&req.RunType, "type", "", "import or execution")
+	fs.StringVar(&req.ExecutionStatus, "execution-status", "", "e.g. succeeded, failed, timed_out")
+	fs.StringVar(&req.CaptureStatus, "capture-status", "", "e.g. registered, failed")
+	fs.StringVar(&req.ValidationStatus, "validation-status", "", "e.g. passed, failed")
+	fs.StringVar(&req.Workload, "workload", "", "declared workload name")
+	fs.StringVar(&since, "since", "", "only runs created at or after this RFC 3339 time")
+	fs.StringVar(&until, "until", "", "only runs created before this RFC 3339 time")
 	fs.IntVar(&req.Limit, "limit", 0, fmt.Sprintf("rows to return (default %d, max %d)", query.DefaultLimit, query.MaxLimit))
 	fs.StringVar(&req.Cursor, "cursor", "", "continue after a previous page")
 	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	var err error
+	if req.CreatedAfter, err = parseTime("--since", since); err != nil {
+		return err
+	}
+	if req.CreatedBefore, err = parseTime("--until", until); err != nil {
 		return err
 	}
 	ws, err := c.workspace()
 	if err != nil {
 		return err
 	}
-	res, err := query.ListRuns(ws, req)
+	res, err := query.ListRuns(ctx, ws, req)
 	if err != nil {
 		return err
 	}
@@ -96,7 +112,18 @@ func runsList(ctx context.Context, c *Context, args []string) error {
 	})
 }
 
-func footer(w io.Writer, returned, total int, truncated bool, cursor string) {
+func parseTime(flag, v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, cli.Usagef("%s: %v", flag, err)
+	}
+	return t, nil
+}
+
+func footer(w io.Writer, returned int, total int64, truncated bool, cursor string) {
 	fmt.Fprintf(w, "%d of %d", returned, total)
 	if truncated {
 		fmt.Fprintf(w, "; more with --cursor %s", cursor)
@@ -116,11 +143,17 @@ func runsShow(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	m, err := query.ShowRun(ws, fs.Arg(0))
+	d, err := query.ShowRun(ctx, ws, fs.Arg(0))
 	if err != nil {
 		return err
 	}
-	return c.emit(m, func(w io.Writer) {
+	m := d.Run
+	return c.emit(d, func(w io.Writer) {
+		if !d.Published {
+			fmt.Fprintln(w, "(not published yet: showing the run's current manifest)")
+		} else if d.PublishedRevision != d.CurrentRevision {
+			fmt.Fprintf(w, "(showing published revision %d; the run is at revision %d)\n", d.PublishedRevision, d.CurrentRevision)
+		}
 		fmt.Fprintf(w, "run         %s (%s, revision %d)\n", m.RunID, m.RunType, m.Revision)
 		fmt.Fprintf(w, "created     %s\n", m.CreatedAt.Format("2006-01-02 15:04:05.000Z"))
 		fmt.Fprintf(w, "status      execution %s, capture %s, validation %s\n", m.ExecutionStatus, m.CaptureStatus, m.ValidationStatus)
@@ -143,8 +176,10 @@ func runsShow(ctx context.Context, c *Context, args []string) error {
 }
 
 func artifactsList(ctx context.Context, c *Context, args []string) error {
-	fs := c.flags("artifacts list", "[--limit N] [--cursor C]")
+	fs := c.flags("artifacts list", "[--kind K] [--run RUN_ID] [--limit N] [--cursor C]")
 	var req query.ListArtifactsRequest
+	fs.StringVar(&req.Kind, "kind", "", "only objects registered with this kind")
+	fs.StringVar(&req.RunID, "run", "", "only objects this run registered")
 	fs.IntVar(&req.Limit, "limit", 0, fmt.Sprintf("rows to return (default %d, max %d)", query.DefaultLimit, query.MaxLimit))
 	fs.StringVar(&req.Cursor, "cursor", "", "continue after a previous page")
 	if err := c.parse(fs, args); err != nil {
@@ -154,7 +189,7 @@ func artifactsList(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := query.ListArtifacts(ws, req)
+	res, err := query.ListArtifacts(ctx, ws, req)
 	if err != nil {
 		return err
 	}
@@ -181,7 +216,7 @@ func artifactsShow(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	d, err := query.ShowArtifact(ws, fs.Arg(0))
+	d, err := query.ShowArtifact(ctx, ws, fs.Arg(0))
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func initCmd(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := status.Collect(res.Workspace)
+	st, err := status.Collect(ctx, res.Workspace)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func statusCmd(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := status.Collect(ws)
+	st, err := status.Collect(ctx, ws)
 	if err != nil {
 		return err
 	}
@@ -94,6 +94,17 @@ func renderStatus(w io.Writer, st *status.Status) {
 	for _, k := range kinds {
 		ks := st.Artifacts.ByKind[k]
 		fmt.Fprintf(w, "  %-22s %d object(s), %s\n", k, ks.Objects, bytesHuman(ks.Bytes))
+	}
+	switch {
+	case !st.Catalog.Exists:
+		fmt.Fprintln(w, "catalog     not built (queries do not need it; `flameox catalog rebuild`)")
+	case !st.Catalog.Fresh:
+		fmt.Fprintln(w, "catalog     stale: built at an older commit (`flameox catalog rebuild`)")
+	default:
+		fmt.Fprintln(w, "catalog     fresh")
+	}
+	if st.Runs.Unpublished > 0 {
+		fmt.Fprintf(w, "unpublished %d run(s) not yet published (pipe their records to fox-publish)\n", st.Runs.Unpublished)
 	}
 	if len(st.StaleRuns) > 0 {
 		fmt.Fprintf(w, "stale runs  %s (run `flameox recover`)\n", strings.Join(st.StaleRuns, ", "))

@@ -1,0 +1,114 @@
+// Package query answers the curated read questions of the CLI and the MCP
+// server (runs, artifacts, measurements, evidence) from DuckDB over one
+// pinned corpus commit. Results are bounded (a default and a maximum row
+// count), say how many rows exist (total), how many came back (returned),
+// whether more exist (truncated) and how to continue (an opaque cursor bound
+// to the query, its filters and the commit). They are the same Go types for
+// `flameox … --json` and for MCP. Read-only work never takes the write lock.
+package query
+
+import (
+	"context"
+
+	"github.com/flameox/flameox/pkg/catalog"
+	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/lock"
+	"github.com/flameox/flameox/pkg/workspace"
+)
+
+// Row limits shared by every list.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 1000
+)
+
+// Limit checks a requested row limit and applies the default.
+func Limit(n int) (int, error) {
+	switch {
+	case n == 0:
+		return DefaultLimit, nil
+	case n < 0 || n > MaxLimit:
+		return 0, fault.New(fault.QueryBudgetExceeded, "limit %d is outside 1..%d", n, MaxLimit).With("max_limit", "1000")
+	}
+	return n, nil
+}
+
+// Session is one pinned snapshot with its locked-down reader. It holds the
+// retention lock shared, so garbage collection cannot remove the files it
+// reads, and never takes the write lock.
+type Session struct {
+	WS      *workspace.Workspace
+	R       *catalog.Reader
+	release func()
+}
+
+// Open pins HEAD and opens a reader on it.
+func Open(ctx context.Context, ws *workspace.Workspace) (*Session, error) {
+	release, err := ws.Locks().Lock(ctx, lock.Retention, true)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := corpus.Pin(ws.Root)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	r, err := catalog.Open(ctx, snap, catalog.Options{MaxRows: MaxLimit})
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return &Session{WS: ws, R: r, release: release}, nil
+}
+
+// Close closes the reader and releases the retention lock.
+func (s *Session) Close() {
+	s.R.Close()
+	s.release()
+}
+
+// Commit is the pinned commit id.
+func (s *Session) Commit() string { return s.R.Commit() }
+
+// with runs fn in a fresh session.
+func with[T any](ctx context.Context, ws *workspace.Workspace, fn func(*Session) (T, error)) (T, error) {
+	s, err := Open(ctx, ws)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer s.Close()
+	return fn(s)
+}
+
+// page is what every list result carries.
+type page struct {
+	total    int64
+	returned int
+	cursor   string
+}
+
+// cursorFor binds a cursor to a query, its filters and the session's commit.
+func (s *Session) cursorFor(q catalog.Query, filters any, order string) (catalog.Cursor, error) {
+	f, err := catalog.FiltersDigest(filters)
+	if err != nil {
+		return catalog.Cursor{}, err
+	}
+	return catalog.Cursor{Query: q.Name, Version: q.Version, Filters: f, Order: order, CommitID: s.Commit()}, nil
+}
+
+// resume decodes a request's cursor (or returns nil key for the first page).
+func (s *Session) resume(token string, want catalog.Cursor, keyLen int) ([]string, error) {
+	if token == "" {
+		return nil, nil
+	}
+	c, err := catalog.DecodeCursor(token, want)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.Key) != keyLen {
+		return nil, fault.New(fault.InvalidArguments, "the cursor is not valid (key)")
+	}
+	return c.Key, nil
+}
