@@ -1,7 +1,8 @@
 // Command synthruns fills a workspace with N synthetic import runs (each
-// with a registration of one small shared object), for status and listing
-// benchmarks. It writes real manifests through pkg/run, so what it makes is
-// exactly what imports make.
+// with a registration of one small shared object) and publishes them, for
+// status and listing benchmarks. It writes real manifests through pkg/run
+// and publishes through pkg/publish, so what it makes is exactly what
+// imports make.
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 	"github.com/flameox/flameox/pkg/artifact"
 	"github.com/flameox/flameox/pkg/broker"
 	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workspace"
 	"github.com/google/uuid"
@@ -50,6 +52,7 @@ func fill(dir string, n int) error {
 	}
 	store := &run.Store{Root: ws.Root}
 	start := time.Now()
+	refs := []publish.RunRef{{RunID: first.Run.RunID, Revision: first.Run.Revision}}
 	for i := 1; i < n; i++ {
 		m := first.Run.Clone()
 		m.RunID = run.NewID()
@@ -71,6 +74,15 @@ func fill(dir string, n int) error {
 		if err := store.Append(&m, next); err != nil {
 			return err
 		}
+		refs = append(refs, publish.RunRef{RunID: next.RunID, Revision: next.Revision})
+	}
+	// Publish in chunks of 10,000 runs, as a busy workspace would have.
+	for len(refs) > 0 {
+		n := min(len(refs), 10000)
+		if _, err := (&publish.Publisher{WS: ws}).PublishRuns(ctx, refs[:n]); err != nil {
+			return err
+		}
+		refs = refs[n:]
 	}
 	fmt.Fprintf(os.Stderr, "synthruns: %d runs in %s\n", n, time.Since(start).Round(time.Millisecond))
 	return nil
