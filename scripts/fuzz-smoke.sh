@@ -9,7 +9,7 @@ for pkg in $(go list ./...); do
   dir=$(go list -f '{{.Dir}}' "$pkg")
   for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
     echo "fuzz: $pkg $target ($budget)" >&2
-    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$budget" "$pkg" || status=1
+    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$budget" -fuzzminimizetime 2s "$pkg" || status=1
   done
 done
 exit $status

@@ -59,6 +59,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		return nil, fault.Wrap(fault.ProcessFailed, err, "open stdin for %s", p.path)
 	}
 	defer stopStdin()
+	parentHWM := vmHWM(os.Getpid())
 	res.Start = time.Now()
 	pid, err := syscall.ForkExec(p.path, spec.Argv, &syscall.ProcAttr{
 		Dir:   p.dir,
@@ -90,6 +91,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		wall = time.Since(res.Start)
 		close(done)
 	}()
+	hwm := sampleHWM(pid, done)
 	defer func() {
 		if r := recover(); r != nil { // from OnStart: do not leave the tree running
 			t.terminate(0)
@@ -107,6 +109,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	case <-done:
 		res.Wall = wall
 		reapRoot(pid, res)
+		res.PeakRSS, res.PeakRSSSource = peakRSS(res.PeakRSS, parentHWM, hwm)
 	case <-time.After(killWindow):
 		// SIGKILLed yet not exiting (uninterruptible sleep): reap it later.
 		res.CleanupComplete = false

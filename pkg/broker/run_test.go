@@ -196,3 +196,21 @@ func TestOutput(t *testing.T) {
 		t.Errorf("over limit: %q, %v", out, err)
 	}
 }
+
+// TestPeakRSSNotInheritedFromParent: a small child of a large parent must
+// not report the parent's memory (wait4's ru_maxrss does, after a
+// CLONE_VM spawn).
+func TestPeakRSSNotInheritedFromParent(t *testing.T) {
+	ballast := make([]byte, 200<<20)
+	for i := 0; i < len(ballast); i += 4096 {
+		ballast[i] = 1
+	}
+	res, err := Run(context.Background(), Spec{Argv: []string{"/bin/sleep", "0.2"}, Env: []string{"PATH=/usr/bin:/bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PeakRSS <= 0 || res.PeakRSS > 50<<20 || res.PeakRSSSource != RSSSampled {
+		t.Fatalf("sleep reported peak RSS %d bytes (%s); the parent holds 200 MiB", res.PeakRSS, res.PeakRSSSource)
+	}
+	ballast[0]++
+}

@@ -77,6 +77,10 @@ type Result struct {
 	// rusage of the child, which includes the descendants it waited for.
 	UserCPU, SysCPU time.Duration
 	PeakRSS         int64
+	// PeakRSSSource says where PeakRSS comes from: "wait4" (exact),
+	// "sampled" (the child's VmHWM polled while it ran, because wait4's
+	// value includes flameox's own memory; see rss.go) or "unknown".
+	PeakRSSSource string
 	// ExitCode is the exit status, or -1 when a signal ended the process;
 	// Signal then names it ("SIGKILL").
 	ExitCode   int
@@ -217,4 +221,15 @@ func executable(p string) error {
 		return &os.PathError{Op: "exec", Path: p, Err: err}
 	}
 	return nil
+}
+
+// Resolve finds the program argv0 would run in a child with environment env
+// and working directory dir, exactly as Run would (the child's PATH, never
+// the parent's). Plans use it to show the resolved executable.
+func Resolve(argv0, dir string, env []string) (string, error) {
+	p, err := resolve(argv0, dir, env)
+	if err != nil {
+		return "", fault.Wrap(fault.ExecutionRefused, err, "cannot run %q", argv0).With("program", argv0)
+	}
+	return p, nil
 }

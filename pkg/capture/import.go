@@ -10,9 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/artifact"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/faultpoint"
+	"github.com/flameox/flameox/pkg/lease"
 	"github.com/flameox/flameox/pkg/lock"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workspace"
@@ -54,6 +56,13 @@ type Service struct {
 	Now func() time.Time
 	// Identity collects environment and source identity for new runs.
 	Identity *IdentityCollector
+	// Adapters are the collectors captures may use.
+	Adapters *adapter.Registry
+	// Environ returns the parent environment (default os.Environ); the
+	// broker filters it for children.
+	Environ func() []string
+	// Progress, when set, hears each phase of a capture.
+	Progress func(Progress)
 
 	// afterCopy is a test hook passed to the artifact store.
 	afterCopy func(src string)
@@ -98,7 +107,12 @@ func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest
 		return nil, err
 	}
 	now := s.now()
+	owner, err := lease.Self()
+	if err != nil {
+		return nil, err
+	}
 	m := run.Manifest{
+		Lease: &run.Lease{Owner: owner, HeartbeatAt: now, ExpiresAt: now.Add(time.Hour)},
 		RunID: run.NewID(), RunType: run.TypeImport, CreatedAt: now, UpdatedAt: now,
 		ExecutionStatus: run.ExecNotApplicable, CaptureStatus: run.CapturePending, ValidationStatus: run.ValidationNotRequested,
 		Import: &run.ImportInfo{SourceName: filepath.Base(path), RequestedBy: requestedBy(req.RequestedBy)},
@@ -161,6 +175,7 @@ func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest
 		next.UpdatedAt = at
 		next.FinishedAt = &at
 		next.CaptureStatus = run.CaptureRegistered
+		next.Lease = nil
 		next.Artifacts = append(next.Artifacts, reg)
 		next.Reason = "registered"
 		if err := runs.Append(&m, next); err != nil {
@@ -194,6 +209,7 @@ func (s *Service) fail(ctx context.Context, runs *run.Store, m *run.Manifest, ca
 	next.UpdatedAt = at
 	next.FinishedAt = &at
 	next.CaptureStatus = status
+	next.Lease = nil
 	next.Error = fe
 	next.Reason = string(fe.Code)
 	// Record the failure even if the caller's context is done.

@@ -85,6 +85,12 @@ func OSEnv(name string) *Env {
 func Main(name string, tool RunFunc) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// After the first signal the tool cleans up; a second one takes the
+		// default action and ends the process at once.
+		<-ctx.Done()
+		stop()
+	}()
 	env := OSEnv(name)
 	return Run(ctx, env, tool, os.Args[1:])
 }
@@ -108,6 +114,9 @@ func Report(env *Env, err error) int {
 		if neg.Message != "" {
 			fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, neg.Message)
 		}
+		if neg.Code != 0 {
+			return neg.Code
+		}
 		return fault.ExitNegative
 	}
 	fe := fault.As(err)
@@ -124,10 +133,14 @@ func Report(env *Env, err error) int {
 	return fe.ExitCode()
 }
 
-// NegativeResult ends a tool with exit status 1 without it being an error:
-// a validation that found problems, a gate that failed. The result itself
-// has already been written.
-type NegativeResult struct{ Message string }
+// NegativeResult ends a tool with a non-zero exit status (1 unless Code
+// says otherwise) after its result has already been written: a validation
+// that found problems, a gate that failed, a captured workload that failed
+// or timed out. No error envelope is printed; the result says what happened.
+type NegativeResult struct {
+	Message string
+	Code    int
+}
 
 func (n *NegativeResult) Error() string { return n.Message }
 

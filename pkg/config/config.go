@@ -18,9 +18,28 @@ const SchemaVersion = 1
 
 // Config is the decoded workspace policy.
 type Config struct {
-	SchemaVersion int     `toml:"schema_version"`
-	Capture       Capture `toml:"capture"`
-	Storage       Storage `toml:"storage"`
+	SchemaVersion int       `toml:"schema_version"`
+	Capture       Capture   `toml:"capture"`
+	Execution     Execution `toml:"execution"`
+	Storage       Storage   `toml:"storage"`
+}
+
+// Execution is the policy for running workloads through the broker.
+type Execution struct {
+	// ChildEnvironmentAllowlist names the parent variables a workload
+	// inherits (a trailing * matches a prefix). Secret-looking names are
+	// dropped even when listed, unless a workload's allow_env names them.
+	ChildEnvironmentAllowlist []string `toml:"child_environment_allowlist"`
+	// Containment: "never", "preferred", "required" or "required_for_mcp"
+	// (Bubblewrap; the run records what actually happened).
+	Containment string `toml:"containment"`
+	// Network inside containment: "deny_when_contained" or "allow".
+	Network string `toml:"network"`
+	// GraceSeconds is the time between SIGTERM and SIGKILL on timeout or
+	// cancellation.
+	GraceSeconds float64 `toml:"grace_seconds"`
+	// MaxOutputBytes bounds each of a workload's stdout and stderr.
+	MaxOutputBytes int64 `toml:"max_output_bytes"`
 }
 
 // Capture limits what import and capture accept.
@@ -45,6 +64,15 @@ func Default() Config {
 			MaxArtifactBytes:   4 << 30,
 			DefaultSensitivity: "internal",
 		},
+		Execution: Execution{
+			ChildEnvironmentAllowlist: []string{"PATH", "HOME", "LANG", "LC_*", "TZ", "TMPDIR", "TERM",
+				"GOPATH", "GOCACHE", "GOMODCACHE", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY", "CGO_ENABLED",
+				"PYENV_ROOT", "PYENV_VERSION", "VIRTUAL_ENV", "CONDA_PREFIX", "CUDA_VISIBLE_DEVICES"},
+			Containment:    "required_for_mcp",
+			Network:        "deny_when_contained",
+			GraceSeconds:   2,
+			MaxOutputBytes: 16 << 20,
+		},
 		Storage: Storage{LockTimeoutSeconds: 30},
 	}
 }
@@ -60,6 +88,22 @@ max_artifact_bytes = 4294967296
 # Sensitivity of imported artifacts when --sensitivity is not given:
 # "normal", "internal" or "sensitive".
 default_sensitivity = "internal"
+
+[execution]
+# Parent environment variables a workload inherits ("LC_*" matches a
+# prefix). Names that look like secrets (TOKEN, SECRET, PASSWORD, KEY,
+# COOKIE, CREDENTIAL, AUTH) and loader variables (LD_PRELOAD, PYTHONPATH, ...)
+# are dropped even when listed, unless the workload's allow_env names them.
+child_environment_allowlist = ["PATH", "HOME", "LANG", "LC_*", "TZ", "TMPDIR", "TERM", "GOPATH", "GOCACHE", "GOMODCACHE", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY", "CGO_ENABLED", "PYENV_ROOT", "PYENV_VERSION", "VIRTUAL_ENV", "CONDA_PREFIX", "CUDA_VISIBLE_DEVICES"]
+# Bubblewrap containment of workloads: "never", "preferred", "required" or
+# "required_for_mcp" (captures started through MCP must be contained).
+containment = "required_for_mcp"
+# Network inside containment: "deny_when_contained" or "allow".
+network = "deny_when_contained"
+# Seconds between SIGTERM and SIGKILL when a workload times out or is cancelled.
+grace_seconds = 2
+# Bytes kept of each of a workload's stdout and stderr (16 MiB).
+max_output_bytes = 16777216
 
 [storage]
 # Longest wait for a workspace lock before WRITE_LOCK_TIMEOUT (exit 7).
@@ -103,6 +147,22 @@ func (c Config) Validate(file string) error {
 	case "normal", "internal", "sensitive":
 	default:
 		return Invalid(file, "%s: capture.default_sensitivity must be normal, internal or sensitive, not %q", file, c.Capture.DefaultSensitivity).With("keys", "capture.default_sensitivity")
+	}
+	switch c.Execution.Containment {
+	case "never", "preferred", "required", "required_for_mcp":
+	default:
+		return Invalid(file, "%s: execution.containment must be never, preferred, required or required_for_mcp, not %q", file, c.Execution.Containment).With("keys", "execution.containment")
+	}
+	switch c.Execution.Network {
+	case "deny_when_contained", "allow":
+	default:
+		return Invalid(file, "%s: execution.network must be deny_when_contained or allow, not %q", file, c.Execution.Network).With("keys", "execution.network")
+	}
+	if c.Execution.GraceSeconds <= 0 || c.Execution.GraceSeconds > 600 {
+		return Invalid(file, "%s: execution.grace_seconds must be in (0, 600]", file).With("keys", "execution.grace_seconds")
+	}
+	if c.Execution.MaxOutputBytes <= 0 {
+		return Invalid(file, "%s: execution.max_output_bytes must be positive", file).With("keys", "execution.max_output_bytes")
 	}
 	if c.Storage.LockTimeoutSeconds <= 0 || c.Storage.LockTimeoutSeconds > 3600 {
 		return Invalid(file, "%s: storage.lock_timeout_seconds must be in (0, 3600]", file).With("keys", "storage.lock_timeout_seconds")

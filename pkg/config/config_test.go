@@ -1,6 +1,7 @@
 package config
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -12,7 +13,7 @@ func TestDefaultTOMLMatchesDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg != Default() {
+	if !reflect.DeepEqual(cfg, Default()) {
 		t.Fatalf("DefaultTOML decodes to %+v, want %+v", cfg, Default())
 	}
 }

@@ -51,14 +51,19 @@ func (r *runRows) add(m *run.Manifest) error {
 // runCols holds the typed handles of the runs table, fetched once per
 // generation (a name lookup per value would dominate large publications).
 type runCols struct {
-	w                                                   *schema.Writer
-	runID, runType, exec, capture, validation, env, src schema.StringCol
-	manifest                                            schema.StringCol
-	revision, exitCode                                  schema.Int32Col
-	createdAt, startedAt, finishedAt                    schema.TimeCol
-	nullStrings                                         []schema.StringCol
-	nullInts                                            []schema.Int64Col
+	w                                                          *schema.Writer
+	runID, runType, exec, capture, validation, env, src, manif schema.StringCol
+	revision, exitCode                                         schema.Int32Col
+	createdAt, startedAt, finishedAt                           schema.TimeCol
+	wall, user, sys, rss                                       schema.Int64Col
+	text                                                       map[string]schema.StringCol
 }
+
+// textColumns are the runs table's optional text columns filled from the
+// manifest (see runText).
+var textColumns = []string{"workload_name", "workload_definition_id", "workload_instance_id", "measurement_protocol_id",
+	"adapter", "collector", "collector_version", "signal", "cancellation_cause", "containment", "orchestrator", "provider",
+	"lease_id", "worker_id", "orchestration_run_id", "execution_identity_id", "execution_identity_quality", "execution_identity_json"}
 
 func (r *runRows) runCols() (*runCols, error) {
 	if r.rc != nil {
@@ -71,20 +76,42 @@ func (r *runRows) runCols() (*runCols, error) {
 	c := &runCols{w: w,
 		runID: w.StringCol("run_id"), runType: w.StringCol("run_type"), exec: w.StringCol("execution_status"),
 		capture: w.StringCol("capture_status"), validation: w.StringCol("validation_status"),
-		env: w.StringCol("environment_id"), src: w.StringCol("source_state_id"), manifest: w.StringCol("manifest_path"),
+		env: w.StringCol("environment_id"), src: w.StringCol("source_state_id"), manif: w.StringCol("manifest_path"),
 		revision: w.Int32Col("revision"), exitCode: w.Int32Col("exit_code"),
 		createdAt: w.TimeCol("created_at"), startedAt: w.TimeCol("started_at"), finishedAt: w.TimeCol("finished_at"),
+		wall: w.Int64Col("wall_time_ns"), user: w.Int64Col("user_time_ns"), sys: w.Int64Col("system_time_ns"),
+		rss: w.Int64Col("peak_rss_bytes"), text: map[string]schema.StringCol{},
 	}
-	for _, name := range []string{"workload_name", "workload_definition_id", "workload_instance_id", "measurement_protocol_id",
-		"adapter", "collector", "collector_version", "signal", "cancellation_cause", "containment", "orchestrator", "provider",
-		"lease_id", "worker_id", "orchestration_run_id", "execution_identity_id", "execution_identity_quality", "execution_identity_json"} {
-		c.nullStrings = append(c.nullStrings, w.StringCol(name))
-	}
-	for _, name := range []string{"wall_time_ns", "user_time_ns", "system_time_ns", "peak_rss_bytes"} {
-		c.nullInts = append(c.nullInts, w.Int64Col(name))
+	for _, name := range textColumns {
+		c.text[name] = w.StringCol(name)
 	}
 	r.rc = c
 	return c, nil
+}
+
+// runText returns the optional text columns of a run.
+func runText(m *run.Manifest) map[string]string {
+	t := map[string]string{}
+	if wl := m.Workload; wl != nil {
+		t["workload_name"], t["workload_definition_id"], t["workload_instance_id"] = wl.Name, wl.DefinitionID, wl.InstanceID
+		t["adapter"], t["collector"], t["collector_version"] = wl.Adapter, wl.Collector, wl.CollectorVersion
+	}
+	if p := m.Process; p != nil {
+		t["signal"] = p.Signal
+		switch {
+		case p.TimedOut:
+			t["cancellation_cause"] = "timeout"
+		case p.Cancelled:
+			t["cancellation_cause"] = "caller_cancelled"
+		}
+	}
+	if m.Reason == "crash_recovery" {
+		t["cancellation_cause"] = "crash_recovery"
+	}
+	if c := m.Containment; c != nil {
+		t["containment"] = c.State
+	}
+	return t
 }
 
 func (r *runRows) run(m *run.Manifest) error {
@@ -110,15 +137,28 @@ func (r *runRows) run(m *run.Manifest) error {
 	}
 	c.env.Append(envID)
 	c.src.AppendOrNull(srcID)
-	c.exitCode.AppendNull()
-	for _, n := range c.nullStrings {
-		n.AppendNull()
+	if p := m.Process; p != nil {
+		c.exitCode.Append(int32(p.ExitCode))
+		c.wall.Append(p.WallTimeNs)
+		c.user.Append(p.UserTimeNs)
+		c.sys.Append(p.SystemTimeNs)
+		c.rss.Append(p.PeakRSSBytes)
+	} else {
+		c.exitCode.AppendNull()
+		c.wall.AppendNull()
+		c.user.AppendNull()
+		c.sys.AppendNull()
+		c.rss.AppendNull()
 	}
-	for _, n := range c.nullInts {
-		n.AppendNull()
+	text := runText(m)
+	for _, name := range textColumns {
+		c.text[name].AppendOrNull(text[name])
 	}
-	c.manifest.Append(run.ManifestRel(m.RunID))
-	return c.w.EndRow()
+	c.manif.Append(run.ManifestRel(m.RunID))
+	if err := c.w.EndRow(); err != nil {
+		return err
+	}
+	return r.processMeasurements(m)
 }
 
 func (r *runRows) artifacts(m *run.Manifest) error {

@@ -43,6 +43,13 @@ type Manifest struct {
 	SourceState      *identity.SourceState `json:"source_state,omitempty"`
 	// Import describes where an imported artifact came from.
 	Import *ImportInfo `json:"import,omitempty"`
+	// Workload, Command, Containment, Process and Validation describe an
+	// execution run.
+	Workload    *WorkloadInfo    `json:"workload,omitempty"`
+	Command     *CommandInfo     `json:"command,omitempty"`
+	Containment *ContainmentInfo `json:"containment,omitempty"`
+	Process     *ProcessInfo     `json:"process,omitempty"`
+	Validation  *ValidationInfo  `json:"validation,omitempty"`
 	// Artifacts are this run's registrations.
 	Artifacts   []Registration `json:"artifacts"`
 	Limitations []string       `json:"limitations"`
@@ -53,6 +60,66 @@ type Manifest struct {
 	Reason string `json:"reason,omitempty"`
 	// Error is the structured failure of a failed or cancelled run.
 	Error *fault.Error `json:"error,omitempty"`
+}
+
+// WorkloadInfo names what ran: the declared workload, its approved
+// definition, the parameter values, and the adapter that captured it.
+type WorkloadInfo struct {
+	Name             string            `json:"name"`
+	DefinitionID     string            `json:"definition_id"`
+	InstanceID       string            `json:"instance_id"`
+	Parameters       map[string]string `json:"parameters"`
+	Adapter          string            `json:"adapter"`
+	Collector        string            `json:"collector,omitempty"`
+	CollectorVersion string            `json:"collector_version,omitempty"`
+}
+
+// CommandInfo is the exact command the broker started. Environment values
+// are never recorded, only the names passed and dropped.
+type CommandInfo struct {
+	Argv       []string `json:"argv"`
+	Executable string   `json:"executable"`
+	Cwd        string   `json:"cwd"` // project-relative
+	EnvNames   []string `json:"env_names"`
+	EnvDropped []string `json:"env_dropped"`
+	TimeoutNs  int64    `json:"timeout_ns"`
+	GraceNs    int64    `json:"grace_ns"`
+}
+
+// ContainmentInfo records what containment was actually in force.
+type ContainmentInfo struct {
+	State     string `json:"state"` // contained | degraded | uncontained
+	Mechanism string `json:"mechanism,omitempty"`
+	Network   string `json:"network"`
+	Reason    string `json:"reason"`
+}
+
+// ProcessInfo is the process outcome (the process adapter's evidence).
+type ProcessInfo struct {
+	Pid             int    `json:"pid"`
+	ExitCode        int    `json:"exit_code"`
+	Signal          string `json:"signal,omitempty"`
+	WallTimeNs      int64  `json:"wall_time_ns"`
+	UserTimeNs      int64  `json:"user_time_ns"`
+	SystemTimeNs    int64  `json:"system_time_ns"`
+	PeakRSSBytes    int64  `json:"peak_rss_bytes"`
+	PeakRSSSource   string `json:"peak_rss_source"`
+	TimedOut        bool   `json:"timed_out"`
+	Cancelled       bool   `json:"cancelled"`
+	CleanupComplete bool   `json:"cleanup_complete"`
+	Killed          int    `json:"killed"`
+	StdoutBytes     int64  `json:"stdout_bytes"`
+	StderrBytes     int64  `json:"stderr_bytes"`
+	OutputTruncated bool   `json:"output_truncated"`
+}
+
+// ValidationInfo records the oracle run that decided validation_status.
+type ValidationInfo struct {
+	Strength   string `json:"strength"`
+	ExitCode   int    `json:"exit_code"`
+	Signal     string `json:"signal,omitempty"`
+	WallTimeNs int64  `json:"wall_time_ns"`
+	Reason     string `json:"reason"`
 }
 
 // ImportInfo records an import's source name (never its directory, which

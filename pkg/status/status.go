@@ -159,7 +159,7 @@ func abandonedStaging(ws *workspace.Workspace) []StagingEntry {
 		return out
 	}
 	for _, e := range ents {
-		if !e.IsDir() {
+		if !e.IsDir() || e.Name() == "duckdb-temp" {
 			continue
 		}
 		info, err := e.Info()

@@ -13,8 +13,11 @@ package foxcapture
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 
+	"github.com/flameox/flameox/pkg/adapter/all"
 	"github.com/flameox/flameox/pkg/broker"
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/cli"
@@ -26,7 +29,10 @@ import (
 const usage = `usage: fox-capture <verb> [flags]
 
 Verbs:
-  import PATH...   import existing artifacts, one new run each`
+  import PATH...                          import existing artifacts, one new run each
+  plan ADAPTER --workload NAME [--parameters JSON]   print the capture plan (one capture_plan record)
+  run ADAPTER --workload NAME [--parameters JSON]    capture an approved workload (one run record)
+  recover                                  close runs whose owner is provably gone (one recovery record)`
 
 // Run is fox-capture's entry point.
 func Run(ctx context.Context, env *cli.Env, args []string) error {
@@ -41,6 +47,8 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 	switch args[0] {
 	case "import":
 		return importCmd(ctx, env, args[1:])
+	case "plan", "run", "recover":
+		return captureCmd(ctx, env, args[0], args[1:])
 	}
 	return cli.Usagef("unknown verb %q", args[0])
 }
@@ -95,7 +103,75 @@ func importCmd(ctx context.Context, env *cli.Env, args []string) error {
 	return nil
 }
 
-// NewService builds the capture service for ws with the production broker.
+// NewService builds the capture service for ws with the production broker
+// and the built-in adapters.
 func NewService(ws *workspace.Workspace, env *cli.Env) *capture.Service {
-	return &capture.Service{WS: ws, Now: env.Now, Identity: &capture.IdentityCollector{Runner: broker.Default}}
+	return &capture.Service{WS: ws, Now: env.Now, Identity: &capture.IdentityCollector{Runner: broker.Default},
+		Adapters: all.Registry(), Environ: env.Environ}
+}
+
+// Payload wraps a result as a record.
+type Payload struct {
+	record.Header
+	Result any `json:"result"`
+}
+
+func captureCmd(ctx context.Context, env *cli.Env, verb string, args []string) error {
+	fs := cli.NewFlags(env, "fox-capture "+verb, "usage: fox-capture "+verb+" [ADAPTER --workload NAME [--parameters JSON]]")
+	wsDir := fs.String("workspace", "", "workspace directory (default: nearest .diagnostics)")
+	name := fs.String("workload", "", "declared workload name")
+	params := fs.String("parameters", "{}", "parameter values as a JSON object")
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	ws, err := workspace.Discover(env.Dir, *wsDir)
+	if err != nil {
+		return err
+	}
+	svc := NewService(ws, env)
+	w := record.NewWriter(env.Stdout)
+	if verb == "recover" {
+		res, err := svc.Recover(ctx)
+		if err != nil {
+			return err
+		}
+		if err := w.Write(Payload{Header: record.Header{Record: "recovery", SchemaVersion: record.SchemaVersion}, Result: res}); err != nil {
+			return err
+		}
+		store := &run.Store{Root: ws.Root}
+		for _, r := range res.Closed {
+			if m, err := store.Get(r.RunID); err == nil {
+				if err := w.Write(run.NewRecord(ws.Root, m)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if fs.NArg() != 1 || *name == "" {
+		return cli.Usagef("fox-capture %s needs ADAPTER and --workload NAME", verb)
+	}
+	req := capture.PlanRequest{Adapter: fs.Arg(0), Workload: *name}
+	dec := json.NewDecoder(strings.NewReader(*params))
+	dec.UseNumber()
+	if err := dec.Decode(&req.Parameters); err != nil || req.Parameters == nil {
+		return cli.Usagef("--parameters must be a JSON object")
+	}
+	if verb == "plan" {
+		p, err := svc.Plan(ctx, req)
+		if err != nil {
+			return err
+		}
+		return w.Write(Payload{Header: record.Header{Record: "capture_plan", SchemaVersion: record.SchemaVersion}, Result: p})
+	}
+	if env.StderrTerminal {
+		svc.Progress = func(p capture.Progress) {
+			fmt.Fprintf(env.Stderr, "fox-capture: [%d/%d] %s\n", p.Step, p.Total, p.Phase)
+		}
+	}
+	res, err := svc.Execute(ctx, req)
+	if err != nil {
+		return err
+	}
+	return w.Write(run.NewRecord(ws.Root, res.Run))
 }

@@ -1,0 +1,206 @@
+// Package adapter defines what flameox needs from each collector it drives
+// (go test, perf, py-spy, pyperf, ...) and from each native format it
+// reads: a passive capability probe, a side-effect-free capture plan, a
+// check that an artifact is what it claims to be, extraction into evidence
+// rows, and the command that opens the artifact in its native viewer.
+//
+// Adapters are plain values collected into a Registry by explicit calls
+// (pkg/adapter/all), never registered by init() side effects; every adapter
+// passes the same conformance suite (pkg/adapter/adaptertest).
+package adapter
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/flameox/flameox/pkg/evidence/schema"
+	"github.com/flameox/flameox/pkg/fault"
+)
+
+// Status of a capability.
+type Status string
+
+const (
+	Available           Status = "available"
+	Degraded            Status = "degraded"
+	Unavailable         Status = "unavailable"
+	PermissionRequired  Status = "permission_required"
+	UnsupportedPlatform Status = "unsupported_platform"
+	Unknown             Status = "unknown"
+)
+
+// Statuses lists every status.
+func Statuses() []Status {
+	return []Status{Available, Degraded, Unavailable, PermissionRequired, UnsupportedPlatform, Unknown}
+}
+
+// Capability is the answer of a passive probe: never runs the collector on
+// a workload, and never changes anything.
+type Capability struct {
+	Adapter     string   `json:"adapter"`
+	Status      Status   `json:"status"`
+	Version     string   `json:"version,omitempty"`
+	Executable  string   `json:"executable,omitempty"`
+	Modes       []string `json:"modes"`
+	Limitations []string `json:"limitations"`
+	// Remediation says exactly what to change for a better status.
+	Remediation []string `json:"remediation"`
+	// Facts are observed settings that decide the status, e.g.
+	// perf_event_paranoid=4 or ptrace_scope=1.
+	Facts map[string]string `json:"facts"`
+}
+
+// NewCapability returns a capability with initialised lists.
+func NewCapability(name string, st Status) Capability {
+	return Capability{Adapter: name, Status: st, Modes: []string{}, Limitations: []string{}, Remediation: []string{}, Facts: map[string]string{}}
+}
+
+// ArtifactDecl declares a file a capture will produce, relative to the
+// capture's output directory.
+type ArtifactDecl struct {
+	RelPath   string `json:"path"`
+	Kind      string `json:"kind"`
+	Role      string `json:"role"`
+	MediaType string `json:"media_type"`
+	// Required artifacts must exist after a successful run.
+	Required bool `json:"required"`
+}
+
+// Step is a command the capture runs after the workload, through the broker
+// (e.g. `perf script` turning perf.data into text). Argv may use the
+// placeholder {out} for the output directory.
+type Step struct {
+	Name     string       `json:"name"`
+	Argv     []string     `json:"argv"`
+	Stdout   string       `json:"stdout,omitempty"` // output file (relative) receiving the step's stdout
+	Produces ArtifactDecl `json:"produces"`
+}
+
+// PlanRequest is what an adapter needs to plan a capture of one workload.
+type PlanRequest struct {
+	ProjectRoot string
+	// OutputDir is where the collector writes (absolute; in staging).
+	OutputDir string
+	// Argv is the rendered workload argv, argv[0] resolved.
+	Argv []string
+	// Options are adapter-specific capture options declared by the workload.
+	Options map[string]string
+}
+
+// Plan is an adapter's side-effect-free capture plan. flameox runs
+// Prefix followed by the workload argv (Wrap chooses how they join).
+type Plan struct {
+	Adapter   string         `json:"adapter"`
+	Argv      []string       `json:"argv"`
+	Env       []string       `json:"env"` // extra NAME=value the collector needs
+	Artifacts []ArtifactDecl `json:"artifacts"`
+	Steps     []Step         `json:"steps"`
+	// Overhead describes the collector's expected cost.
+	Overhead    string   `json:"overhead"`
+	Permissions []string `json:"permissions"`
+	Limitations []string `json:"limitations"`
+}
+
+// Viewer is the native viewer command for an artifact.
+type Viewer struct {
+	Tool string   `json:"tool"`
+	Argv []string `json:"argv"`
+	Note string   `json:"note,omitempty"`
+}
+
+// Sink receives extracted rows: one typed writer per table.
+type Sink interface {
+	Table(t *schema.Table) (*schema.Writer, error)
+}
+
+// ExtractInput is one registered artifact to extract.
+type ExtractInput struct {
+	RunID      string
+	ArtifactID string
+	Kind       string
+	Producer   string
+	// Path is the stored, immutable payload.
+	Path string
+	// Head holds the payload's first bytes, for format detection.
+	Head []byte
+}
+
+// Extraction reports what an extractor published.
+type Extraction struct {
+	Extractor   string           `json:"extractor"`
+	Version     string           `json:"version"`
+	Rows        map[string]int64 `json:"rows"`
+	Limitations []string         `json:"limitations"`
+}
+
+// Adapter is one collector or native format.
+type Adapter interface {
+	Name() string
+	// Probe is passive: it may look at files and PATH, never run a workload.
+	Probe(ctx context.Context) Capability
+	// Plan returns the exact commands; it creates nothing.
+	Plan(req PlanRequest) (*Plan, error)
+	// Validate checks a produced or imported file is what decl claims.
+	Validate(path string, decl ArtifactDecl) error
+	// Viewer names the native viewer for an artifact of this adapter.
+	Viewer(path string, kind string) (*Viewer, error)
+}
+
+// Extractor turns artifacts into evidence rows. Adapters that read a format
+// implement it; Accepts decides by content, never by file name.
+type Extractor interface {
+	Name() string
+	Version() string
+	Accepts(in ExtractInput) bool
+	Extract(ctx context.Context, in ExtractInput, sink Sink) (*Extraction, error)
+}
+
+// Registry holds adapters by name, in a fixed order.
+type Registry struct {
+	byName map[string]Adapter
+	order  []string
+}
+
+// NewRegistry builds a registry; duplicate names are a programming error.
+func NewRegistry(adapters ...Adapter) *Registry {
+	r := &Registry{byName: map[string]Adapter{}}
+	for _, a := range adapters {
+		if _, dup := r.byName[a.Name()]; dup {
+			panic("adapter: duplicate adapter " + a.Name())
+		}
+		r.byName[a.Name()] = a
+		r.order = append(r.order, a.Name())
+	}
+	return r
+}
+
+// Get returns the named adapter or CAPABILITY_UNAVAILABLE listing the known ones.
+func (r *Registry) Get(name string) (Adapter, error) {
+	if a, ok := r.byName[name]; ok {
+		return a, nil
+	}
+	names := append([]string{}, r.order...)
+	sort.Strings(names)
+	return nil, fault.New(fault.InvalidArguments, "unknown adapter %q", name).With("adapters", fmt.Sprint(names))
+}
+
+// All returns the adapters in registry order.
+func (r *Registry) All() []Adapter {
+	out := make([]Adapter, len(r.order))
+	for i, n := range r.order {
+		out[i] = r.byName[n]
+	}
+	return out
+}
+
+// Extractors returns the adapters that also extract.
+func (r *Registry) Extractors() []Extractor {
+	var out []Extractor
+	for _, a := range r.All() {
+		if e, ok := a.(Extractor); ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}

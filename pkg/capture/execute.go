@@ -1,0 +1,462 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/flameox/flameox/pkg/adapter"
+	"github.com/flameox/flameox/pkg/artifact"
+	"github.com/flameox/flameox/pkg/broker"
+	"github.com/flameox/flameox/pkg/contain"
+	"github.com/flameox/flameox/pkg/durable"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/faultpoint"
+	"github.com/flameox/flameox/pkg/lease"
+	"github.com/flameox/flameox/pkg/lock"
+	"github.com/flameox/flameox/pkg/run"
+	"github.com/google/uuid"
+)
+
+// Progress is one step of a capture, on one monotonic scale.
+type Progress struct {
+	Phase   string `json:"phase"` // planning capturing validating registering publishing completed
+	Step    int    `json:"step"`
+	Total   int    `json:"total"`
+	Message string `json:"message"`
+}
+
+// Phases of a capture in order (publishing and completed are reported by
+// the caller that publishes).
+var Phases = []string{"planning", "capturing", "validating", "registering", "publishing", "completed"}
+
+// Result is the outcome of `flameox capture run`.
+type Result struct {
+	SchemaVersion  int           `json:"schema_version"`
+	Plan           *CapturePlan  `json:"plan"`
+	Run            *run.Manifest `json:"run"`
+	ArtifactIDs    []string      `json:"artifact_ids"`
+	CorpusCommitID string        `json:"corpus_commit_id,omitempty"`
+	Limitations    []string      `json:"limitations"`
+}
+
+// Execute plans and runs a capture: the approved workload under its
+// adapter's collector through the broker, then the adapter's steps, then
+// the oracle (without the collector), then registration of every artifact
+// that exists. A failing, timed-out or cancelled workload still produces a
+// terminal run with every artifact already captured; the returned error
+// is nil unless the run could not be recorded.
+func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error) {
+	s.progress("planning", "planning the capture")
+	pre, err := s.prepare(ctx, req, OutputPlaceholder)
+	if err != nil {
+		return nil, err
+	}
+	if pre.approved != nil {
+		return nil, pre.approved
+	}
+	now := s.now()
+	m := run.Manifest{
+		RunID: run.NewID(), RunType: run.TypeExecution, CreatedAt: now, UpdatedAt: now,
+		ExecutionStatus: run.ExecPlanned, CaptureStatus: run.CapturePending, ValidationStatus: run.ValidationNotRequested,
+		Reason: "planned",
+		Workload: &run.WorkloadInfo{Name: pre.wl.Name, DefinitionID: pre.wl.DefinitionID(), InstanceID: pre.inst.InstanceID,
+			Parameters: pre.inst.Parameters, Adapter: pre.ad.Name(), Collector: pre.plan.Capability.Adapter,
+			CollectorVersion: pre.plan.Capability.Version},
+	}
+	if pre.plan.Oracle != nil {
+		m.ValidationStatus = run.ValidationPending
+	}
+	runs := &run.Store{Root: s.WS.Root}
+	if err := s.locked(ctx, func() error { return runs.Create(m) }); err != nil {
+		return nil, err
+	}
+	faultpoint.Hit("capture.spawning")
+	out, err := artifact.NewStagingDir(s.WS.Root, "capture")
+	if err != nil {
+		return nil, s.abandon(ctx, runs, &m, err)
+	}
+	outDir := filepath.Join(out, "out")
+	if err := os.Mkdir(outDir, 0o700); err != nil {
+		return nil, s.abandon(ctx, runs, &m, err)
+	}
+	defer os.RemoveAll(out)
+	// Re-plan with the real output directory; the binding digest must not
+	// have changed since the plan was shown.
+	real, err := s.prepare(ctx, req, outDir)
+	if err != nil {
+		return nil, s.abandon(ctx, runs, &m, err)
+	}
+	if real.plan.Digest != pre.plan.Digest {
+		return nil, s.abandon(ctx, runs, &m, fault.New(fault.InvalidCapturePlan, "the workload, its approval or the executable changed while the capture was being prepared"))
+	}
+	env, src := s.Identity.Collect(ctx, s.WS.ProjectRoot, real.plan.Executable)
+	m.Environment, m.SourceState = &env, &src
+	m.Command = &run.CommandInfo{Argv: real.plan.Argv, Executable: real.plan.Executable, Cwd: real.plan.Cwd,
+		EnvNames: real.plan.Environment.Passed, EnvDropped: real.plan.Environment.Dropped,
+		TimeoutNs: real.plan.Limits.TimeoutNs, GraceNs: real.plan.Limits.GraceNs}
+	d := real.plan.Containment
+	m.Containment = &run.ContainmentInfo{State: d.State, Mechanism: d.Mechanism, Network: d.Network, Reason: d.Reason}
+	m.Limitations = append(nonNil(m.Limitations), real.plan.Limitations...)
+
+	owner, err := lease.Self()
+	if err != nil {
+		return nil, s.abandon(ctx, runs, &m, err)
+	}
+	started := s.now()
+	next := m.Clone()
+	next.Revision++
+	next.UpdatedAt, next.StartedAt = started, &started
+	next.ExecutionStatus, next.CaptureStatus = run.ExecRunning, run.CaptureRunning
+	next.Lease = &run.Lease{Owner: owner, HeartbeatAt: started,
+		ExpiresAt: started.Add(time.Duration(real.plan.Limits.TimeoutNs+real.plan.Limits.GraceNs) + time.Minute)}
+	next.Reason = "running"
+	if err := s.locked(ctx, func() error { return runs.Append(&m, next) }); err != nil {
+		return nil, s.abandon(ctx, runs, &m, err)
+	}
+	m = next
+	faultpoint.Hit("capture.running")
+	stopBeat := s.heartbeat(runs, m.RunID)
+
+	s.progress("capturing", "running "+real.wl.Name+" under "+real.ad.Name())
+	res, runErr := s.runWorkload(ctx, real, outDir, out)
+	faultpoint.Hit("capture.ran")
+	lim := []string{}
+	if runErr == nil {
+		lim = append(lim, s.runSteps(ctx, real, outDir)...)
+	}
+	validation, vinfo := s.validate(ctx, real, res, runErr, func() error {
+		// Record that the workload finished and validation started, so a
+		// crash during the oracle leaves a truthful run behind.
+		mid := m.Clone()
+		mid.Revision++
+		mid.UpdatedAt = s.now()
+		mid.ExecutionStatus, mid.Process, _ = outcome(res, runErr)
+		mid.ValidationStatus, mid.Reason = run.ValidationRunning, "validating"
+		if err := s.locked(ctx, func() error { return runs.Append(&m, mid) }); err != nil {
+			return err
+		}
+		m = mid
+		return nil
+	})
+	stopBeat()
+
+	// Everything below must happen even after a cancellation.
+	wctx := context.WithoutCancel(ctx)
+	s.progress("registering", "registering artifacts")
+	faultpoint.Hit("capture.registering")
+	regs, regLim, regErr := s.register(wctx, real, m.RunID, outDir, out)
+	lim = append(lim, regLim...)
+	finished := s.now()
+	final := m.Clone()
+	final.Revision++
+	final.UpdatedAt, final.FinishedAt = finished, &finished
+	final.Lease = nil
+	final.Artifacts = regs
+	final.Limitations = append(final.Limitations, lim...)
+	final.ValidationStatus, final.Validation = validation, vinfo
+	final.ExecutionStatus, final.Process, final.Error = outcome(res, runErr)
+	if p := final.Process; p != nil && p.PeakRSSSource == broker.RSSSampled {
+		final.Limitations = append(final.Limitations, "Peak RSS was sampled from /proc while the workload ran (wait4 would have reported flameox's own memory); a peak shorter than the sampling interval can be missed.")
+	} else if p != nil && p.PeakRSSSource == broker.RSSUnknown {
+		final.Limitations = append(final.Limitations, "Peak RSS is unknown: the workload ended before it could be sampled and wait4's value includes flameox's own memory.")
+	}
+	final.CaptureStatus = run.CaptureRegistered
+	switch {
+	case regErr != nil:
+		final.CaptureStatus = run.CaptureFailed
+		if final.Error == nil {
+			final.Error = fault.As(regErr)
+		}
+	case ctx.Err() != nil:
+		final.CaptureStatus = run.CaptureCancelled
+	}
+	final.Reason = final.ExecutionStatus
+	if err := s.locked(wctx, func() error { return runs.Append(&m, final) }); err != nil {
+		return nil, err
+	}
+	m = final
+	ids := make([]string, len(regs))
+	for i, r := range regs {
+		ids[i] = r.ArtifactID
+	}
+	return &Result{SchemaVersion: 1, Plan: real.plan, Run: &m, ArtifactIDs: ids, Limitations: nonNil(m.Limitations)}, nil
+}
+
+// runWorkload starts the (possibly contained) collector command.
+func (s *Service) runWorkload(ctx context.Context, p *prepared, outDir, stage string) (*broker.Result, error) {
+	stdout, err := os.Create(filepath.Join(stage, "stdout.txt"))
+	if err != nil {
+		return nil, err
+	}
+	defer stdout.Close()
+	stderr, err := os.Create(filepath.Join(stage, "stderr.txt"))
+	if err != nil {
+		return nil, err
+	}
+	defer stderr.Close()
+	return broker.Run(ctx, broker.Spec{
+		Argv: p.plan.Wrapped, Dir: p.inst.Cwd, Env: p.env,
+		Stdout: stdout, Stderr: stderr, StdoutLimit: p.plan.Limits.MaxOutputBytes, StderrLimit: p.plan.Limits.MaxOutputBytes,
+		Timeout: time.Duration(p.plan.Limits.TimeoutNs), Grace: time.Duration(p.plan.Limits.GraceNs),
+	})
+}
+
+// runSteps runs the adapter's post-capture steps (e.g. perf script).
+func (s *Service) runSteps(ctx context.Context, p *prepared, outDir string) []string {
+	var lim []string
+	for _, st := range p.apl.Steps {
+		argv := make([]string, len(st.Argv))
+		for i, a := range st.Argv {
+			argv[i] = strings.ReplaceAll(a, "{out}", outDir)
+		}
+		spec := broker.Spec{Argv: argv, Dir: outDir, Env: p.env, Timeout: time.Duration(p.plan.Limits.TimeoutNs),
+			Grace: time.Duration(p.plan.Limits.GraceNs), StderrLimit: 1 << 20, StdoutLimit: s.WS.Config.Capture.MaxArtifactBytes}
+		var f *os.File
+		if st.Stdout != "" {
+			var err error
+			if f, err = os.Create(filepath.Join(outDir, st.Stdout)); err != nil {
+				lim = append(lim, "step "+st.Name+" could not create its output: "+err.Error())
+				continue
+			}
+			spec.Stdout = f
+		}
+		res, err := broker.Run(ctx, spec)
+		if f != nil {
+			f.Close()
+		}
+		switch {
+		case err != nil:
+			lim = append(lim, "step "+st.Name+" failed: "+fault.As(err).Message)
+		case res.ExitCode != 0:
+			lim = append(lim, fmt.Sprintf("step %s exited with %d: %s", st.Name, res.ExitCode, firstLine(res.Stderr.Data)))
+		case res.Stdout.Truncated:
+			lim = append(lim, "step "+st.Name+" output exceeded the artifact budget and was truncated")
+		}
+	}
+	return lim
+}
+
+// validate runs the oracle (without the collector) after a successful run.
+func (s *Service) validate(ctx context.Context, p *prepared, res *broker.Result, runErr error, start func() error) (string, *run.ValidationInfo) {
+	if p.plan.Oracle == nil {
+		return run.ValidationNotRequested, nil
+	}
+	info := &run.ValidationInfo{Strength: p.plan.Oracle.Strength}
+	switch {
+	case ctx.Err() != nil:
+		info.Reason = "the capture was cancelled before validation"
+		return run.ValidationCancelled, info
+	case runErr != nil || res == nil || res.ExitCode != 0:
+		info.Reason = "the workload did not succeed, so its result could not be validated"
+		return run.ValidationError, info
+	}
+	s.progress("validating", "running the oracle")
+	if err := start(); err != nil {
+		info.Reason = "could not record the start of validation: " + fault.As(err).Message
+		return run.ValidationError, info
+	}
+	argv := p.plan.Oracle.Argv
+	if exe, err := broker.Resolve(argv[0], p.inst.Cwd, p.env); err == nil {
+		argv = append([]string{exe}, argv[1:]...)
+	}
+	argv = contain.Wrap(p.plan.Containment, p.contReq, p.bwrap, argv)
+	or, err := broker.Run(ctx, broker.Spec{Argv: argv, Dir: p.inst.Cwd, Env: p.env,
+		Timeout: time.Duration(p.plan.Limits.TimeoutNs), Grace: time.Duration(p.plan.Limits.GraceNs),
+		StdoutLimit: 1 << 20, StderrLimit: 1 << 20})
+	if or != nil {
+		info.ExitCode, info.Signal, info.WallTimeNs = or.ExitCode, or.Signal, int64(or.Wall)
+	}
+	switch {
+	case ctx.Err() != nil:
+		info.Reason = "cancelled during validation"
+		return run.ValidationCancelled, info
+	case err != nil:
+		info.Reason = fault.As(err).Message
+		return run.ValidationError, info
+	case or.ExitCode == 0:
+		info.Reason = "the oracle accepted the result"
+		return run.ValidationPassed, info
+	}
+	info.Reason = fmt.Sprintf("the oracle rejected the result (exit %d): %s", or.ExitCode, firstLine(or.Stderr.Data))
+	return run.ValidationFailed, info
+}
+
+// register stores every declared artifact that exists, plus non-empty
+// stdout and stderr, and returns their registrations. Missing required
+// artifacts become limitations, not silent gaps.
+func (s *Service) register(ctx context.Context, p *prepared, runID, outDir, stage string) ([]run.Registration, []string, error) {
+	store := &artifact.Store{Root: s.WS.Root}
+	var regs []run.Registration
+	var lim []string
+	type file struct {
+		path string
+		decl adapter.ArtifactDecl
+	}
+	var files []file
+	for _, a := range p.apl.Artifacts {
+		files = append(files, file{filepath.Join(outDir, a.RelPath), a})
+	}
+	for _, st := range p.apl.Steps {
+		files = append(files, file{filepath.Join(outDir, st.Produces.RelPath), st.Produces})
+	}
+	files = append(files, file{filepath.Join(stage, "stdout.txt"), outputDecl("stdout")}, file{filepath.Join(stage, "stderr.txt"), outputDecl("stderr")})
+	for _, f := range files {
+		fi, err := os.Lstat(f.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			if f.decl.Required {
+				lim = append(lim, "declared artifact "+f.decl.RelPath+" was not produced")
+			}
+			continue
+		}
+		if err == nil && fi.Size() == 0 && f.decl.Kind == "process_output" {
+			continue
+		}
+		if err := p.ad.Validate(f.path, f.decl); err != nil {
+			lim = append(lim, "artifact "+f.decl.RelPath+" failed validation: "+fault.As(err).Message)
+		}
+		st, err := store.StageImport(ctx, f.path, s.WS.Config.Capture.MaxArtifactBytes)
+		if err != nil {
+			lim = append(lim, "artifact "+f.decl.RelPath+" was not stored: "+fault.As(err).Message)
+			continue
+		}
+		var reg run.Registration
+		err = s.locked(ctx, func() error {
+			c, _, err := store.Place(st, artifact.PayloadExt(f.decl.RelPath))
+			if err != nil {
+				return err
+			}
+			sens, _ := artifact.CheckFloor(artifact.Kind(f.decl.Kind), st.Head, artifact.Sensitivity(s.WS.Config.Capture.DefaultSensitivity), false)
+			reg = run.Registration{RegistrationID: uuid.NewString(), RunID: runID, ArtifactID: c.ArtifactID,
+				DisplayName: filepath.Base(f.decl.RelPath), Kind: f.decl.Kind, MediaType: f.decl.MediaType, Role: f.decl.Role,
+				Producer: p.ad.Name(), ProducerVersion: p.plan.Capability.Version, Sensitivity: string(sens),
+				ByteLength: c.ByteLength, PayloadPath: artifact.ObjectRel(c.ArtifactID) + "/" + c.PayloadName, RegisteredAt: s.now()}
+			return nil
+		})
+		st.Discard()
+		if err != nil {
+			return regs, lim, err
+		}
+		regs = append(regs, reg)
+	}
+	return regs, lim, nil
+}
+
+// outcome maps the broker result to the execution state and process facts.
+func outcome(res *broker.Result, err error) (string, *run.ProcessInfo, *fault.Error) {
+	if res == nil {
+		fe := fault.As(err)
+		if fe.Code == fault.ProcessCancelled {
+			return run.ExecCancelled, nil, fe
+		}
+		return run.ExecFailed, nil, fe
+	}
+	p := &run.ProcessInfo{Pid: res.Pid, ExitCode: res.ExitCode, Signal: res.Signal, WallTimeNs: int64(res.Wall),
+		UserTimeNs: int64(res.UserCPU), SystemTimeNs: int64(res.SysCPU), PeakRSSBytes: res.PeakRSS, PeakRSSSource: res.PeakRSSSource,
+		TimedOut: res.TimedOut, Cancelled: res.Cancelled, CleanupComplete: res.CleanupComplete, Killed: res.Killed,
+		StdoutBytes: res.Stdout.Total, StderrBytes: res.Stderr.Total, OutputTruncated: res.Stdout.Truncated || res.Stderr.Truncated}
+	switch {
+	case res.TimedOut:
+		return run.ExecTimedOut, p, fault.New(fault.ProcessTimeout, "the workload ran out of time after %s", res.Wall.Round(time.Millisecond))
+	case res.Cancelled:
+		return run.ExecCancelled, p, fault.New(fault.ProcessCancelled, "the capture was cancelled")
+	case res.ExitCode != 0:
+		what := fmt.Sprintf("exit status %d", res.ExitCode)
+		if res.Signal != "" {
+			what = "signal " + res.Signal
+		}
+		return run.ExecFailed, p, fault.New(fault.ProcessFailed, "the workload failed with %s", what)
+	}
+	return run.ExecSucceeded, p, nil
+}
+
+// abandon closes a run that could not start: execution failed (or
+// cancelled), capture failed, with the error.
+func (s *Service) abandon(ctx context.Context, runs *run.Store, m *run.Manifest, cause error) error {
+	fe := fault.As(cause)
+	fe.RunID = m.RunID
+	at := s.now()
+	next := m.Clone()
+	next.Revision++
+	next.UpdatedAt, next.FinishedAt = at, &at
+	next.ExecutionStatus, next.CaptureStatus = run.ExecFailed, run.CaptureFailed
+	if ctx.Err() != nil {
+		next.ExecutionStatus, next.CaptureStatus = run.ExecCancelled, run.CaptureCancelled
+	}
+	if next.ValidationStatus == run.ValidationPending || next.ValidationStatus == run.ValidationRunning {
+		next.ValidationStatus = run.ValidationCancelled
+	}
+	next.Lease = nil
+	next.Error, next.Reason = fe, string(fe.Code)
+	if err := s.locked(context.WithoutCancel(ctx), func() error { return runs.Append(m, next) }); err == nil {
+		*m = next
+	}
+	return &Abandoned{Err: fe, Run: m}
+}
+
+// Abandoned is the error of a capture that created its run but could not
+// run the workload; the run has a terminal revision and should still be
+// published.
+type Abandoned struct {
+	Err *fault.Error
+	Run *run.Manifest
+}
+
+func (a *Abandoned) Error() string { return a.Err.Error() }
+
+// Unwrap returns the structured error.
+func (a *Abandoned) Unwrap() error { return a.Err }
+
+// locked runs fn under the workspace write lock.
+func (s *Service) locked(ctx context.Context, fn func() error) error {
+	return s.WS.WithLock(ctx, s.WS.Locks(), lock.Write, fn)
+}
+
+// heartbeat refreshes runs/<id>/heartbeat while the workload runs.
+func (s *Service) heartbeat(runs *run.Store, id string) func() {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	path := filepath.Join(runs.Dir(id), "heartbeat")
+	go func() {
+		defer close(done)
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		for {
+			durable.WriteFile(path, []byte(s.now().Format(time.RFC3339Nano)+"\n"), 0o600)
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(stop); <-done }
+}
+
+func (s *Service) progress(phase, msg string) {
+	if s.Progress == nil {
+		return
+	}
+	for i, p := range Phases {
+		if p == phase {
+			s.Progress(Progress{Phase: phase, Step: i, Total: len(Phases) - 1, Message: msg})
+			return
+		}
+	}
+}
+
+func firstLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}

@@ -1,0 +1,168 @@
+package profile
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// This file holds the builder that every converter uses to turn foreign
+// stacks into pprof Locations, and the folded-stacks converter, its simplest
+// user.
+
+// frame is one stack frame of a foreign format before it becomes a pprof
+// Location. A frame without a name is unsymbolized: it becomes a Location
+// with an address and a module but no Line.
+type frame struct {
+	name    string // function name as shown ("" = unsymbolized)
+	sysName string // raw (mangled) name, if different
+	file    string
+	line    int64
+	addr    uint64
+	module  string // dso / binary / map file; "" = unknown
+}
+
+// builder interns functions, locations and mappings while a converter adds
+// samples, so that equal frames share one Location as pprof expects.
+type builder struct {
+	p     *profile.Profile
+	funcs map[[3]string]*profile.Function
+	locs  map[frame]*profile.Location
+	maps  map[string]*profile.Mapping
+	// unsymbolized counts locations without a function name.
+	unsymbolized int
+}
+
+func newBuilder(types ...*profile.ValueType) *builder {
+	return &builder{
+		p:     &profile.Profile{SampleType: types},
+		funcs: map[[3]string]*profile.Function{},
+		locs:  map[frame]*profile.Location{},
+		maps:  map[string]*profile.Mapping{},
+	}
+}
+
+func (b *builder) mapping(module string) *profile.Mapping {
+	if module == "" {
+		return nil
+	}
+	if m, ok := b.maps[module]; ok {
+		return m
+	}
+	m := &profile.Mapping{ID: uint64(len(b.p.Mapping) + 1), File: module, HasFunctions: true}
+	b.maps[module] = m
+	b.p.Mapping = append(b.p.Mapping, m)
+	return m
+}
+
+func (b *builder) location(f frame) *profile.Location {
+	if l, ok := b.locs[f]; ok {
+		return l
+	}
+	l := &profile.Location{ID: uint64(len(b.p.Location) + 1), Address: f.addr, Mapping: b.mapping(f.module)}
+	if f.name == "" {
+		b.unsymbolized++
+		if l.Mapping != nil {
+			l.Mapping.HasFunctions = false
+		}
+	} else {
+		key := [3]string{f.name, f.sysName, f.file}
+		fn, ok := b.funcs[key]
+		if !ok {
+			sys := f.sysName
+			if sys == "" {
+				sys = f.name
+			}
+			fn = &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: f.name, SystemName: sys, Filename: f.file}
+			b.funcs[key] = fn
+			b.p.Function = append(b.p.Function, fn)
+		}
+		l.Line = []profile.Line{{Function: fn, Line: f.line}}
+	}
+	b.locs[f] = l
+	b.p.Location = append(b.p.Location, l)
+	return l
+}
+
+// stack turns frames listed leaf first into locations.
+func (b *builder) stack(frames []frame) []*profile.Location {
+	locs := make([]*profile.Location, len(frames))
+	for i, f := range frames {
+		locs[i] = b.location(f)
+	}
+	return locs
+}
+
+// splitCollapsed parses one folded line, "root;…;leaf count": the stack is
+// everything before the last space and starts with a non-space; the count is
+// a non-negative integer. As in flamegraph.pl (Perl's split), trailing empty
+// frames are dropped; an empty frame elsewhere is an unknown frame.
+func splitCollapsed(line string) (frames []string, count int64, ok bool) {
+	line = strings.TrimRight(line, " \t\r")
+	i := strings.LastIndexAny(line, " \t")
+	if i <= 0 || line[0] == ' ' || line[0] == '\t' {
+		return nil, 0, false
+	}
+	count, err := strconv.ParseInt(line[i+1:], 10, 64)
+	if err != nil || count < 0 {
+		return nil, 0, false
+	}
+	frames = strings.Split(strings.TrimRight(line[:i], " \t"), ";")
+	for len(frames) > 0 && frames[len(frames)-1] == "" {
+		frames = frames[:len(frames)-1]
+	}
+	return frames, count, len(frames) > 0
+}
+
+// looksCollapsed: every non-blank line is "stack count" and at least one
+// stack has two frames, so that a stray line such as "version 2" or a text
+// that merely contains semicolons is not taken for folded stacks.
+func looksCollapsed(lines []string) bool {
+	nested := false
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		frames, _, ok := splitCollapsed(l)
+		if !ok {
+			return false
+		}
+		nested = nested || len(frames) > 1
+	}
+	return nested
+}
+
+func parseCollapsed(data []byte) (*Profile, error) {
+	b := newBuilder(&profile.ValueType{Type: "samples", Unit: "count"})
+	nested := false
+	for i, line := range splitLines(data) {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		frames, count, ok := splitCollapsed(line)
+		if !ok {
+			return nil, failf(FormatCollapsed, i+1, "not a \"stack count\" line: %.80q", line)
+		}
+		nested = nested || len(frames) > 1
+		leafFirst := make([]frame, len(frames))
+		for j, name := range frames {
+			leafFirst[len(frames)-1-j] = frame{name: name} // "" = unknown frame
+		}
+		b.p.Sample = append(b.p.Sample, &profile.Sample{Location: b.stack(leafFirst), Value: []int64{count}})
+	}
+	if len(b.p.Sample) == 0 {
+		return nil, failf(FormatCollapsed, 0, "no stacks")
+	}
+	if !nested {
+		return nil, failf(FormatCollapsed, 0, "no line has more than one frame: not folded stacks")
+	}
+	out := &Profile{P: b.p, Format: FormatCollapsed, Limitations: []string{
+		"folded stacks carry frame names only: no addresses, modules, source files, threads or timestamps",
+		"annotations such as _[k], _[j] and comm-PID root frames are kept as part of the names",
+	}}
+	if b.unsymbolized > 0 {
+		out.Limitations = append(out.Limitations, "empty frame names inside stacks are kept as unknown (unsymbolized) frames")
+	}
+	return out, nil
+}

@@ -1,0 +1,434 @@
+package flameox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/flameox/flameox/pkg/adapter"
+	"github.com/flameox/flameox/pkg/adapter/all"
+	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/contain"
+	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/faultpoint"
+	"github.com/flameox/flameox/pkg/publish"
+	"github.com/flameox/flameox/pkg/run"
+	"github.com/flameox/flameox/pkg/tool/foxcapture"
+	"github.com/flameox/flameox/pkg/workload"
+)
+
+// WorkloadList is the result of `flameox workload list`.
+type WorkloadList struct {
+	SchemaVersion int                `json:"schema_version"`
+	File          string             `json:"file"`
+	Workloads     []workload.Summary `json:"workloads"`
+}
+
+// WorkloadDetail is the result of `flameox workload show`: the canonical
+// form, its digest and the approval state.
+type WorkloadDetail struct {
+	SchemaVersion int                 `json:"schema_version"`
+	Name          string              `json:"name"`
+	DefinitionID  string              `json:"definition_id"`
+	Approval      string              `json:"approval"`
+	Changes       []string            `json:"changes_since_approval"`
+	Definition    workload.Definition `json:"definition"`
+}
+
+func workloadList(ctx context.Context, c *Context, args []string) error {
+	fs := c.flags("workload list", "")
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	ws, err := c.workspace()
+	if err != nil {
+		return err
+	}
+	f, err := workload.Load(ws.ProjectRoot)
+	if err != nil {
+		return err
+	}
+	a, err := workload.LoadApprovals(ws.Root)
+	if err != nil {
+		return err
+	}
+	res := WorkloadList{SchemaVersion: 1, File: workload.FileName, Workloads: workload.Summarize(f, a)}
+	return c.emit(res, func(w io.Writer) {
+		if len(res.Workloads) == 0 {
+			fmt.Fprintf(w, "no workloads declared in %s\n", workload.FileName)
+			return
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "WORKLOAD\tAPPROVAL\tPARAMETERS\tORACLE\tTIMEOUT")
+		for _, s := range res.Workloads {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%gs\n", s.Name, s.Approval, strings.Join(s.ParameterNames, ","), orDash(s.OracleStrength), s.TimeoutSeconds)
+		}
+		tw.Flush()
+	})
+}
+
+func loadWorkload(c *Context, name string) (*workload.Workload, *workload.Approvals, error) {
+	ws, err := c.workspace()
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := workload.Load(ws.ProjectRoot)
+	if err != nil {
+		return nil, nil, err
+	}
+	wl, err := f.Workload(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := workload.LoadApprovals(ws.Root)
+	return wl, a, err
+}
+
+func workloadShow(ctx context.Context, c *Context, args []string) error {
+	fs := c.flags("workload show", "NAME")
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return cli.Usagef("flameox workload show needs exactly one NAME")
+	}
+	wl, a, err := loadWorkload(c, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	d := WorkloadDetail{SchemaVersion: 1, Name: wl.Name, DefinitionID: wl.DefinitionID(), Approval: a.Status(wl),
+		Changes: []string{}, Definition: wl.Canonical()}
+	if ap := a.Workloads[wl.Name]; ap != nil && d.Approval != workload.Approved {
+		d.Changes = workload.Diff(ap.Canonical, wl.Canonical())
+	}
+	return c.emit(d, func(w io.Writer) {
+		fmt.Fprintf(w, "workload    %s\ndefinition  %s\napproval    %s\n", d.Name, d.DefinitionID, d.Approval)
+		for _, ch := range d.Changes {
+			fmt.Fprintf(w, "  changed: %s\n", cli.Safe(ch))
+		}
+		b, _ := json.MarshalIndent(d.Definition, "", "  ")
+		fmt.Fprintf(w, "%s\n", cli.Safe(string(b)))
+	})
+}
+
+func workloadApprove(ctx context.Context, c *Context, args []string) error {
+	fs := c.flags("workload approve", "NAME")
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return cli.Usagef("flameox workload approve needs exactly one NAME")
+	}
+	ws, err := c.workspace()
+	if err != nil {
+		return err
+	}
+	wl, _, err := loadWorkload(c, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	ap, err := workload.Approve(ctx, ws, wl, c.Env.Now())
+	if err != nil {
+		return err
+	}
+	return c.emit(ap, func(w io.Writer) {
+		fmt.Fprintf(w, "approved %s at definition %s\n", wl.Name, ap.DefinitionID)
+	})
+}
+
+// captureFlags are shared by capture plan and capture run.
+type captureFlags struct {
+	workload   string
+	parameters string
+}
+
+func (c *Context) captureRequest(name string, args []string) (*capture.PlanRequest, error) {
+	fs := c.flags(name, "ADAPTER --workload NAME [--parameters JSON]")
+	var f captureFlags
+	fs.StringVar(&f.workload, "workload", "", "declared workload name (required)")
+	fs.StringVar(&f.parameters, "parameters", "{}", "parameter values as a JSON object")
+	if err := c.parse(fs, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() != 1 || f.workload == "" {
+		return nil, cli.Usagef("flameox %s needs ADAPTER and --workload NAME", name)
+	}
+	req := &capture.PlanRequest{Adapter: fs.Arg(0), Workload: f.workload}
+	dec := json.NewDecoder(strings.NewReader(f.parameters))
+	dec.UseNumber()
+	if err := dec.Decode(&req.Parameters); err != nil || req.Parameters == nil {
+		return nil, fault.New(fault.InvalidArguments, "--parameters must be a JSON object of declared parameter values").With("flag", "parameters")
+	}
+	return req, nil
+}
+
+func (c *Context) captureService() (*capture.Service, error) {
+	ws, err := c.workspace()
+	if err != nil {
+		return nil, err
+	}
+	svc := foxcapture.NewService(ws, c.Env)
+	svc.Adapters = all.Registry()
+	if c.Env.StderrTerminal && !c.JSON {
+		svc.Progress = func(p capture.Progress) {
+			fmt.Fprintf(c.Env.Stderr, "\r\033[K[%d/%d] %s: %s", p.Step, p.Total, p.Phase, cli.Safe(p.Message))
+			if p.Phase == "completed" {
+				fmt.Fprintln(c.Env.Stderr)
+			}
+		}
+	}
+	return svc, nil
+}
+
+func capturePlan(ctx context.Context, c *Context, args []string) error {
+	req, err := c.captureRequest("capture plan", args)
+	if err != nil {
+		return err
+	}
+	svc, err := c.captureService()
+	if err != nil {
+		return err
+	}
+	p, err := svc.Plan(ctx, *req)
+	if err != nil {
+		return err
+	}
+	return c.emit(p, func(w io.Writer) { renderPlan(w, p) })
+}
+
+func renderPlan(w io.Writer, p *capture.CapturePlan) {
+	fmt.Fprintf(w, "adapter      %s (%s %s)\n", p.Adapter, p.Capability.Status, p.Capability.Version)
+	fmt.Fprintf(w, "workload     %s  [%s]  definition %s\n", p.Workload.Name, p.Workload.Approval, corpus.Short(p.Workload.DefinitionID))
+	keys := make([]string, 0, len(p.Workload.Parameters))
+	for k := range p.Workload.Parameters {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %s = %s\n", k, cli.Safe(p.Workload.Parameters[k]))
+	}
+	fmt.Fprintf(w, "command      %s\n", quoteArgv(p.Argv))
+	if len(p.Wrapped) != len(p.Argv) {
+		fmt.Fprintf(w, "started as   %s\n", quoteArgv(p.Wrapped))
+	}
+	fmt.Fprintf(w, "cwd          %s\n", cli.Safe(p.Cwd))
+	fmt.Fprintf(w, "environment  passes %s; drops %s; sets %s\n", listOr(p.Environment.Passed), listOr(p.Environment.Dropped), listOr(p.Environment.Overrides))
+	fmt.Fprintf(w, "containment  %s (network %s): %s\n", p.Containment.State, p.Containment.Network, p.Containment.Reason)
+	fmt.Fprintf(w, "limits       timeout %ds, grace %ds, output %d bytes per stream\n", p.Limits.TimeoutNs/1e9, p.Limits.GraceNs/1e9, p.Limits.MaxOutputBytes)
+	for _, a := range p.Artifacts {
+		fmt.Fprintf(w, "artifact     %s (%s, %s)\n", a.RelPath, a.Kind, a.Role)
+	}
+	for _, s := range p.Steps {
+		fmt.Fprintf(w, "then         %s → %s\n", quoteArgv(s.Argv), s.Produces.RelPath)
+	}
+	if p.Oracle != nil {
+		fmt.Fprintf(w, "oracle       %s: %s\n", p.Oracle.Strength, quoteArgv(p.Oracle.Argv))
+	}
+	for _, l := range p.Limitations {
+		fmt.Fprintf(w, "limitation   %s\n", cli.Safe(l))
+	}
+	for _, warn := range p.Warnings {
+		fmt.Fprintf(w, "warning      %s\n", cli.Safe(warn))
+	}
+}
+
+func captureRun(ctx context.Context, c *Context, args []string) error {
+	req, err := c.captureRequest("capture run", args)
+	if err != nil {
+		return err
+	}
+	svc, err := c.captureService()
+	if err != nil {
+		return err
+	}
+	res, err := svc.Execute(ctx, *req)
+	var ab *capture.Abandoned
+	if errors.As(err, &ab) {
+		// The run is terminal; publish it so it is not hidden, then fail.
+		(&publish.Publisher{WS: svc.WS, Now: c.Env.Now}).PublishRuns(context.WithoutCancel(ctx),
+			[]publish.RunRef{{RunID: ab.Run.RunID, Revision: ab.Run.Revision}})
+		return ab.Err
+	}
+	if err != nil {
+		return err
+	}
+	if svc.Progress != nil {
+		svc.Progress(capture.Progress{Phase: "publishing", Step: 4, Total: 5, Message: "publishing the run"})
+	}
+	faultpoint.Hit("capture.publishing")
+	// Publication happens even after an interrupt: the run is terminal and
+	// its artifacts are stored; leaving it unpublished would hide it.
+	pub, err := (&publish.Publisher{WS: svc.WS, Now: c.Env.Now}).PublishRuns(context.WithoutCancel(ctx),
+		[]publish.RunRef{{RunID: res.Run.RunID, Revision: res.Run.Revision}})
+	if err != nil {
+		return err
+	}
+	res.CorpusCommitID = pub.CommitID
+	if svc.Progress != nil {
+		svc.Progress(capture.Progress{Phase: "completed", Step: 5, Total: 5, Message: res.Run.ExecutionStatus})
+	}
+	if err := c.emit(res, func(w io.Writer) { renderCapture(w, res) }); err != nil {
+		return err
+	}
+	return captureExit(res.Run)
+}
+
+// captureExit turns a recorded but unsuccessful run into the exit status
+// of SPEC §2 (the result has been printed already).
+func captureExit(m *run.Manifest) error {
+	switch {
+	case m.ExecutionStatus == run.ExecTimedOut || m.ExecutionStatus == run.ExecCancelled:
+		return &cli.NegativeResult{Code: fault.ExitCancelled, Message: "the workload " + strings.ReplaceAll(m.ExecutionStatus, "_", " ")}
+	case m.ExecutionStatus == run.ExecFailed || m.CaptureStatus == run.CaptureFailed:
+		return &cli.NegativeResult{Code: fault.ExitProcess, Message: "the capture failed; see the run for details"}
+	case m.ValidationStatus == run.ValidationFailed || m.ValidationStatus == run.ValidationError:
+		return &cli.NegativeResult{Code: fault.ExitNegative, Message: "validation " + m.ValidationStatus}
+	}
+	return nil
+}
+
+func renderCapture(w io.Writer, res *capture.Result) {
+	m := res.Run
+	fmt.Fprintf(w, "run          %s\n", m.RunID)
+	fmt.Fprintf(w, "status       execution %s, capture %s, validation %s\n", m.ExecutionStatus, m.CaptureStatus, m.ValidationStatus)
+	if p := m.Process; p != nil {
+		sig := ""
+		if p.Signal != "" {
+			sig = ", signal " + p.Signal
+		}
+		fmt.Fprintf(w, "process      exit %d%s, wall %.3fs, user %.3fs, sys %.3fs, peak RSS %s\n", p.ExitCode, sig,
+			float64(p.WallTimeNs)/1e9, float64(p.UserTimeNs)/1e9, float64(p.SystemTimeNs)/1e9, bytesHuman(p.PeakRSSBytes))
+	}
+	if m.Containment != nil {
+		fmt.Fprintf(w, "containment  %s\n", m.Containment.State)
+	}
+	for _, a := range m.Artifacts {
+		fmt.Fprintf(w, "artifact     %s %s (%s, %d bytes)\n", a.ArtifactID, cli.Safe(a.DisplayName), a.Kind, a.ByteLength)
+	}
+	if m.Validation != nil {
+		fmt.Fprintf(w, "validation   %s\n", cli.Safe(m.Validation.Reason))
+	}
+	if m.Error != nil {
+		fmt.Fprintf(w, "error        %s\n", cli.Safe(m.Error.Error()))
+	}
+	for _, l := range m.Limitations {
+		fmt.Fprintf(w, "limitation   %s\n", cli.Safe(l))
+	}
+	if res.CorpusCommitID != "" {
+		fmt.Fprintf(w, "published    commit %s\n", corpus.Short(res.CorpusCommitID))
+	}
+}
+
+// CapabilityList is the result of `flameox capabilities`.
+type CapabilityList struct {
+	SchemaVersion int                  `json:"schema_version"`
+	Adapters      []adapter.Capability `json:"adapters"`
+	Containment   adapter.Capability   `json:"containment"`
+}
+
+func capabilities(ctx context.Context, c *Context, args []string) error {
+	fs := c.flags("capabilities", "")
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	res := CapabilityList{SchemaVersion: 1, Adapters: []adapter.Capability{}}
+	for _, a := range all.Registry().All() {
+		res.Adapters = append(res.Adapters, a.Probe(ctx))
+	}
+	st, path, _, fix := contain.Probe()
+	res.Containment = adapter.NewCapability("containment.bubblewrap", adapter.Status(st))
+	res.Containment.Executable, res.Containment.Remediation = path, fix
+	return c.emit(res, func(w io.Writer) {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ADAPTER\tSTATUS\tVERSION\tNOTES")
+		for _, a := range append(res.Adapters, res.Containment) {
+			notes := []string{}
+			for k, v := range a.Facts {
+				notes = append(notes, k+"="+v)
+			}
+			sort.Strings(notes)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Adapter, a.Status, orDash(a.Version), cli.Safe(strings.Join(notes, " ")))
+			for _, r := range a.Remediation {
+				fmt.Fprintf(tw, "\t\t\tfix: %s\n", cli.Safe(r))
+			}
+		}
+		tw.Flush()
+	})
+}
+
+func recoverCmd(ctx context.Context, c *Context, args []string) error {
+	fs := c.flags("recover", "")
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	svc, err := c.captureService()
+	if err != nil {
+		return err
+	}
+	res, err := svc.Recover(ctx)
+	if err != nil {
+		return err
+	}
+	if len(res.Closed) > 0 {
+		refs := make([]publish.RunRef, 0, len(res.Closed))
+		store := &run.Store{Root: svc.WS.Root}
+		for _, r := range res.Closed {
+			if m, err := store.Get(r.RunID); err == nil {
+				refs = append(refs, publish.RunRef{RunID: m.RunID, Revision: m.Revision})
+			}
+		}
+		if _, err := (&publish.Publisher{WS: svc.WS, Now: c.Env.Now}).PublishRuns(ctx, refs); err != nil {
+			return err
+		}
+	}
+	return c.emit(res, func(w io.Writer) {
+		for _, r := range res.Closed {
+			fmt.Fprintf(w, "closed  %s: %s\n", r.RunID, r.Reason)
+		}
+		for _, id := range res.Live {
+			fmt.Fprintf(w, "live    %s (owner still running; left alone)\n", id)
+		}
+		for _, id := range res.Undecided {
+			fmt.Fprintf(w, "unsure  %s (owner could not be checked; left alone)\n", id)
+		}
+		for _, s := range res.StagingRemoved {
+			fmt.Fprintf(w, "removed %s\n", s)
+		}
+		if len(res.Closed)+len(res.Live)+len(res.Undecided)+len(res.StagingRemoved) == 0 {
+			fmt.Fprintln(w, "nothing to recover")
+		}
+	})
+}
+
+func quoteArgv(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`;|&<>(){}*?[]#~") {
+			parts[i] = "'" + strings.ReplaceAll(cli.Safe(a), "'", `'\''`) + "'"
+		} else {
+			parts[i] = cli.Safe(a)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func listOr(s []string) string {
+	if len(s) == 0 {
+		return "nothing"
+	}
+	return strings.Join(s, ",")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
