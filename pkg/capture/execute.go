@@ -95,7 +95,11 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 	if real.plan.Digest != pre.plan.Digest {
 		return nil, s.abandon(ctx, runs, &m, fault.New(fault.InvalidCapturePlan, "the workload, its approval or the executable changed while the capture was being prepared"))
 	}
-	env, src := s.Identity.Collect(ctx, s.WS.ProjectRoot, real.plan.Executable)
+	collectors := map[string]string{}
+	if v := real.plan.Capability.Version; v != "" {
+		collectors[real.ad.Name()] = v
+	}
+	env, src := s.Identity.Collect(ctx, s.WS.ProjectRoot, real.plan.Executable, collectors, Toolchains(real.plan.Executable, real.ad.Name())...)
 	m.Environment, m.SourceState = &env, &src
 	m.Command = &run.CommandInfo{Argv: real.plan.Argv, Executable: real.plan.Executable, Cwd: real.plan.Cwd,
 		EnvNames: real.plan.Environment.Passed, EnvDropped: real.plan.Environment.Dropped,

@@ -130,7 +130,7 @@ func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest
 	idDone := make(chan struct{})
 	go func() {
 		defer close(idDone)
-		env, src := s.Identity.Collect(ctx, s.WS.ProjectRoot, "")
+		env, src := s.Identity.Collect(ctx, s.WS.ProjectRoot, "", nil)
 		m.Environment, m.SourceState = &env, &src
 	}()
 	stage := func() (*artifact.Staged, error) {

@@ -104,6 +104,9 @@ func Wrap(d Decision, req Request, bwrap string, argv []string) []string {
 	}
 	// The whole file system read-only, then the exceptions on top.
 	w = append(w, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+	// The private /tmp would hide a project that lives under /tmp; bind the
+	// project (read-only) back on top of it.
+	w = append(w, "--ro-bind", req.Project, req.Project)
 	// Hide the workspace (artifacts, manifests, corpus) from the workload.
 	w = append(w, "--tmpfs", req.Workspace)
 	// The output directory lives inside the workspace's staging area; bind

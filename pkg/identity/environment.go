@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -66,7 +67,13 @@ func toolEnv() []string {
 // as missing. It never fails: anything it cannot observe goes into
 // MissingFields and makes the record partial. It is a pure function of the
 // machine state; callers that need it often cache the result.
-func CollectEnvironment(ctx context.Context, r Runner, collectors map[string]string) Environment {
+//
+// toolchains names the toolchains whose versions matter for the run ("go",
+// "python"); only those are probed (each costs a subprocess, and a pyenv
+// shim alone takes ~50 ms). A toolchain that was asked for and could not be
+// observed is missing; one that was not asked for is simply not part of the
+// record.
+func CollectEnvironment(ctx context.Context, r Runner, collectors map[string]string, toolchains ...string) Environment {
 	fields := map[string]string{}
 	miss := missing{}
 	set := func(key, value string) {
@@ -91,17 +98,37 @@ func CollectEnvironment(ctx context.Context, r Runner, collectors map[string]str
 	}
 	set("cpu_available", strconv.Itoa(runtime.NumCPU()))
 	set("memory_total_bytes", memTotal())
-	// The two version probes are independent subprocesses; run them together.
-	var goVersion string
-	done := make(chan struct{})
-	go func() {
-		goVersion = toolVersion(ctx, r, "go", "env", "GOVERSION")
-		close(done)
-	}()
-	python := toolVersion(ctx, r, "python3", "--version")
-	<-done
-	set("go_toolchain", goVersion)
-	set("python", python)
+	// The version probes are independent subprocesses; run them together.
+	probes := map[string][]string{"go_toolchain": {"go", "env", "GOVERSION"}, "python": {"python3", "--version"}}
+	want := map[string]bool{}
+	for _, t := range toolchains {
+		switch t {
+		case "go":
+			want["go_toolchain"] = true
+		case "python":
+			want["python"] = true
+		}
+	}
+	results := map[string]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for field, argv := range probes {
+		if !want[field] {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := toolVersion(ctx, r, argv...)
+			mu.Lock()
+			results[field] = v
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for field := range want {
+		set(field, results[field])
+	}
 	for name, version := range collectors {
 		set("collector."+name, oneLine([]byte(version)))
 	}

@@ -61,7 +61,7 @@ func checkEnvStructure(t *testing.T, e Environment, keys []string) {
 
 func TestCollectEnvironmentStructure(t *testing.T) {
 	ctx := context.Background()
-	e := CollectEnvironment(ctx, execRunner{}, map[string]string{"perf": "perf version 6.1\n", "empty": ""})
+	e := CollectEnvironment(ctx, execRunner{}, map[string]string{"perf": "perf version 6.1\n", "empty": ""}, "go", "python")
 	checkEnvStructure(t, e, append(envKeys, "collector.perf", "collector.empty"))
 	for _, k := range []string{"os", "arch", "flameox_go", "cpu_available"} {
 		if e.Fields[k] == "" {
@@ -74,12 +74,12 @@ func TestCollectEnvironmentStructure(t *testing.T) {
 
 	// The same machine observed again has the same id, at a later time.
 	time.Sleep(2 * time.Millisecond)
-	again := CollectEnvironment(ctx, execRunner{}, map[string]string{"perf": "perf version 6.1", "empty": ""})
+	again := CollectEnvironment(ctx, execRunner{}, map[string]string{"perf": "perf version 6.1", "empty": ""}, "go", "python")
 	if again.EnvironmentID != e.EnvironmentID || !again.ObservedAt.After(e.ObservedAt) {
 		t.Errorf("ids %s vs %s, times %v vs %v", e.EnvironmentID, again.EnvironmentID, e.ObservedAt, again.ObservedAt)
 	}
 	// A different collector version is a different environment.
-	other := CollectEnvironment(ctx, execRunner{}, map[string]string{"perf": "perf version 6.2", "empty": ""})
+	other := CollectEnvironment(ctx, execRunner{}, map[string]string{"perf": "perf version 6.2", "empty": ""}, "go", "python")
 	if other.EnvironmentID == e.EnvironmentID {
 		t.Error("collector version change did not change the id")
 	}
@@ -91,8 +91,8 @@ func TestCollectEnvironmentStructure(t *testing.T) {
 func TestUnknownIsNotEqual(t *testing.T) {
 	ctx := context.Background()
 	rec := &recordingRunner{}
-	failing := CollectEnvironment(ctx, rec, nil)
-	none := CollectEnvironment(ctx, nil, nil)
+	failing := CollectEnvironment(ctx, rec, nil, "go", "python")
+	none := CollectEnvironment(ctx, nil, nil, "go", "python")
 	checkEnvStructure(t, failing, envKeys)
 	for _, e := range []Environment{failing, none} {
 		if e.IdentityQuality != QualityPartial ||
@@ -103,7 +103,7 @@ func TestUnknownIsNotEqual(t *testing.T) {
 	if failing.EnvironmentID != none.EnvironmentID {
 		t.Error("a failing runner and no runner observe the same (nothing)")
 	}
-	if full := CollectEnvironment(ctx, execRunner{}, nil); full.Fields["go_toolchain"] != "" && full.EnvironmentID == none.EnvironmentID {
+	if full := CollectEnvironment(ctx, execRunner{}, nil, "go", "python"); full.Fields["go_toolchain"] != "" && full.EnvironmentID == none.EnvironmentID {
 		t.Error("known go_toolchain shares an id with unknown go_toolchain")
 	}
 	// Tools run from / with the fixed tool environment and nothing else.
@@ -117,7 +117,7 @@ func TestUnknownIsNotEqual(t *testing.T) {
 func TestEnvironmentNeverLeaks(t *testing.T) {
 	secrets := sensitiveEnv(t)
 	rec := &recordingRunner{next: execRunner{}}
-	e := CollectEnvironment(context.Background(), rec, map[string]string{"perf": "6.1"})
+	e := CollectEnvironment(context.Background(), rec, map[string]string{"perf": "6.1"}, "go", "python")
 	checkEnvStructure(t, e, append(envKeys, "collector.perf"))
 	assertNoLeak(t, e, rec, secrets)
 	b, _ := json.Marshal(e)
@@ -132,7 +132,7 @@ func TestEnvironmentNeverLeaks(t *testing.T) {
 }
 
 func TestEnvironmentVerifyDetectsTampering(t *testing.T) {
-	e := CollectEnvironment(context.Background(), nil, nil)
+	e := CollectEnvironment(context.Background(), nil, nil, "go", "python")
 	b, _ := json.Marshal(e)
 	var back Environment
 	if err := json.Unmarshal(b, &back); err != nil {

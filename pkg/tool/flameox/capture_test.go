@@ -383,3 +383,29 @@ func TestKillThenRecover(t *testing.T) {
 		t.Fatal("closed a live run")
 	}
 }
+
+func TestContainedCapture(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("bwrap is not installed (scripts/install-collectors.sh installs it)")
+		}
+		t.Skip("bwrap is not installed")
+	}
+	toml := "schema_version = 1\n[workloads.peek]\nargv = [\"/bin/sh\", \"-c\", \"find .diagnostics -type f | wc -l; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '\"]\ntimeout_seconds = 10\n"
+	dir := captureProject(t, toml, "peek")
+	cfg := filepath.Join(dir, ".diagnostics", "config.toml")
+	b, _ := os.ReadFile(cfg)
+	os.WriteFile(cfg, bytes.Replace(b, []byte(`containment = "required_for_mcp"`), []byte(`containment = "required"`), 1), 0o600)
+	plan := mustOK(t, flameox(t, dir, "capture", "plan", "process", "--workload", "peek")).stdout
+	if !strings.Contains(plan, "containment  contained (network unshared)") {
+		t.Fatalf("plan:\n%s", plan)
+	}
+	res := runOf(t, mustOK(t, flameox(t, dir, "capture", "run", "process", "--workload", "peek", "--json")).stdout)
+	if res.Run.Containment == nil || res.Run.Containment.State != "contained" {
+		t.Fatalf("containment %+v", res.Run.Containment)
+	}
+	out, _ := os.ReadFile(filepath.Join(dir, ".diagnostics", res.Run.Artifacts[0].PayloadPath))
+	if string(out) != "0\nlo\n" {
+		t.Fatalf("the contained child saw:\n%s", out)
+	}
+}
