@@ -156,10 +156,19 @@ type Extractor interface {
 	Extract(ctx context.Context, in ExtractInput, sink Sink) (*Extraction, error)
 }
 
-// Registry holds adapters by name, in a fixed order.
+// Registry holds adapters by name, in a fixed order, and the extractors
+// that turn their artifacts into evidence.
 type Registry struct {
-	byName map[string]Adapter
-	order  []string
+	byName     map[string]Adapter
+	order      []string
+	extractors []Extractor
+}
+
+// WithExtractors adds extractors that are not adapters themselves and
+// returns r.
+func (r *Registry) WithExtractors(es ...Extractor) *Registry {
+	r.extractors = append(r.extractors, es...)
+	return r
 }
 
 // NewRegistry builds a registry; duplicate names are a programming error.
@@ -194,12 +203,16 @@ func (r *Registry) All() []Adapter {
 	return out
 }
 
-// Extractors returns the adapters that also extract.
+// Extractors returns every extractor: the adapters that also extract,
+// then the standalone ones, in registration order.
 func (r *Registry) Extractors() []Extractor {
-	var out []Extractor
+	out := append([]Extractor{}, r.extractors...)
 	for _, a := range r.All() {
 		if e, ok := a.(Extractor); ok {
 			out = append(out, e)
+		}
+		if p, ok := a.(interface{ Extractors() []Extractor }); ok {
+			out = append(out, p.Extractors()...)
 		}
 	}
 	return out

@@ -16,6 +16,7 @@ import (
 	"github.com/flameox/flameox/pkg/faultpoint"
 	"github.com/flameox/flameox/pkg/lease"
 	"github.com/flameox/flameox/pkg/lock"
+	"github.com/flameox/flameox/pkg/profile"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workspace"
 	"github.com/google/uuid"
@@ -24,7 +25,9 @@ import (
 // ImportRequest asks to import one file as a new run.
 type ImportRequest struct {
 	Path string `json:"path"`
-	// Kind is the artifact kind; empty means collector_metadata.
+	// Kind is the artifact kind; empty means: detected from the content
+	// (a profile format flameox reads is a sample_profile), else
+	// collector_metadata.
 	Kind string `json:"kind,omitempty"`
 	// Sensitivity is normal, internal or sensitive; empty means the
 	// workspace default (capture.default_sensitivity).
@@ -79,7 +82,7 @@ func (s *Service) Import(ctx context.Context, req ImportRequest) (*ImportResult,
 // ImportFrom is Import with relative paths resolved against base (the
 // caller's working directory for the CLI).
 func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest) (*ImportResult, error) {
-	kind := artifact.KindMetadata
+	kind := artifact.Kind("")
 	if req.Kind != "" {
 		k, err := artifact.ParseKind(req.Kind)
 		if err != nil {
@@ -144,6 +147,12 @@ func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest
 		return nil, s.fail(ctx, runs, &m, err)
 	}
 	defer staged.Discard()
+	if kind == "" {
+		kind = artifact.KindMetadata
+		if profile.Detect(staged.Head) != profile.FormatUnknown {
+			kind = artifact.KindSampleProfile
+		}
+	}
 	finalSens, err := artifact.CheckFloor(kind, staged.Head, sens, req.Sensitivity != "")
 	if err != nil {
 		return nil, s.fail(ctx, runs, &m, err)

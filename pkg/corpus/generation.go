@@ -30,6 +30,19 @@ type Generation struct {
 	PublisherVersion string           `json:"publisher_version"`
 	Files            []GenerationFile `json:"files"`
 	Supersedes       []string         `json:"supersedes"`
+	// Extractions records which extractor (and version) made which rows
+	// from which artifact, with the limitations it reported.
+	Extractions []Extraction `json:"extractions,omitempty"`
+}
+
+// Extraction is the provenance of rows extracted from one artifact.
+type Extraction struct {
+	RunID       string           `json:"run_id"`
+	ArtifactID  string           `json:"artifact_id"`
+	Extractor   string           `json:"extractor"`
+	Version     string           `json:"version"`
+	Rows        map[string]int64 `json:"rows"`
+	Limitations []string         `json:"limitations"`
 }
 
 // GenerationFile is one Parquet file of a generation.

@@ -18,75 +18,18 @@ package profile
 // proves that pprof reads them.
 
 import (
-	"bytes"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/flameox/flameox/pkg/profile/pproftest"
 )
 
-var (
-	pprofHeaderRE = regexp.MustCompile(`^\s+flat\s+flat%\s+sum%\s+cum\s+cum%\s*$`)
-	pprofRowRE    = regexp.MustCompile(`^\s*(\S+)\s+(\S+%)\s+(\S+%)\s+(\S+)\s+(\S+%)  (.*)$`)
-	pprofValueRE  = regexp.MustCompile(`^(-?\d+)([^\d.]*)$`)
-)
-
-type topRow struct {
-	name      string
-	flat, cum int64
-}
-
-func (r topRow) String() string { return fmt.Sprintf("%q flat=%d cum=%d", r.name, r.flat, r.cum) }
+type topRow = pproftest.Row
 
 func goToolPprofTop(t *testing.T, file, sampleType, unit string) []topRow {
-	t.Helper()
-	if _, err := exec.LookPath("go"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("go not on PATH")
-		}
-		t.Skip("go not on PATH")
-	}
-	cmd := exec.Command("go", "tool", "pprof", "-top", "-nodefraction=0", "-symbolize=none",
-		"-sample_index="+sampleType, "-unit="+unit, file)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%v: %v\n%s", cmd.Args, err, stderr.String())
-	}
-	var rows []topRow
-	inRows := false
-	for _, line := range strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n") {
-		if !inRows {
-			inRows = pprofHeaderRE.MatchString(line)
-			continue
-		}
-		m := pprofRowRE.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("cannot parse pprof row %q", line)
-		}
-		name := strings.TrimSuffix(strings.TrimSuffix(m[6], " (inline)"), " (partial-inline)")
-		rows = append(rows, topRow{name, pprofValue(t, m[1]), pprofValue(t, m[4])})
-	}
-	if !inRows {
-		t.Fatalf("no table in pprof output:\n%s", stdout.String())
-	}
-	return rows
-}
-
-func pprofValue(t *testing.T, s string) int64 {
-	m := pprofValueRE.FindStringSubmatch(s)
-	if m == nil {
-		t.Fatalf("pprof printed an inexact or unexpected value %q", s)
-	}
-	v, err := strconv.ParseInt(m[1], 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return pproftest.Top(t, file, sampleType, unit)
 }
 
 // compareWithPprof checks Top against go tool pprof for every sample type.
@@ -96,7 +39,7 @@ func compareWithPprof(t *testing.T, file string, p *Profile) {
 			want := goToolPprofTop(t, file, st.Type, st.Unit)
 			var got []topRow
 			for _, r := range Top(p.P, idx, nil) {
-				got = append(got, topRow{r.Function, r.Flat, r.Cum})
+				got = append(got, topRow{Name: r.Function, Flat: r.Flat, Cum: r.Cum})
 			}
 			diffs := 0
 			for i := 0; i < max(len(got), len(want)); i++ {

@@ -46,6 +46,8 @@ type Meta struct {
 	// Supersedes lists generations this one replaces; they must be in the
 	// inventory at commit time.
 	Supersedes []string
+	// Extractions is the provenance of extracted rows.
+	Extractions []corpus.Extraction
 }
 
 // Committed is the outcome of a publication.
@@ -71,6 +73,7 @@ func Commit(ctx context.Context, ws *workspace.Workspace, st *Stage, files []cor
 		SchemaVersion: corpus.GenerationVersion, GenerationID: st.ID, CreatedAt: st.PublishedAt,
 		InputCommitID: inputHead, InputRunIDs: sorted(meta.InputRunIDs), InputArtifactIDs: sorted(meta.InputArtifactIDs),
 		Publisher: meta.Publisher, PublisherVersion: meta.PublisherVersion, Files: files, Supersedes: sorted(meta.Supersedes),
+		Extractions: meta.Extractions,
 	}
 	if gen.Files == nil {
 		gen.Files = []corpus.GenerationFile{}

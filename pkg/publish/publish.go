@@ -14,6 +14,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/record"
@@ -29,6 +30,8 @@ const Name = "fox-publish"
 type Publisher struct {
 	WS  *workspace.Workspace
 	Now func() time.Time
+	// Extractors turn registered artifacts into evidence rows (by content).
+	Extractors []adapter.Extractor
 }
 
 // RunRef names one run revision to publish.
@@ -39,11 +42,12 @@ type RunRef struct {
 
 // Result is what one publication produced.
 type Result struct {
-	GenerationID string           `json:"generation_id"`
-	CommitID     string           `json:"commit_id"`
-	ParentID     string           `json:"parent_commit_id"`
-	Tables       map[string]int64 `json:"tables"`
-	Runs         int              `json:"runs"`
+	GenerationID string              `json:"generation_id"`
+	CommitID     string              `json:"commit_id"`
+	ParentID     string              `json:"parent_commit_id"`
+	Tables       map[string]int64    `json:"tables"`
+	Runs         int                 `json:"runs"`
+	Extractions  []corpus.Extraction `json:"extractions"`
 }
 
 // PublishRuns publishes the given run revisions as one generation. Each
@@ -75,9 +79,22 @@ func (p *Publisher) PublishRuns(ctx context.Context, refs []RunRef) (*Result, er
 		meta.InputRunIDs = append(meta.InputRunIDs, m.RunID)
 		for _, a := range m.Artifacts {
 			meta.InputArtifactIDs = append(meta.InputArtifactIDs, a.ArtifactID)
+			ex, err := p.extract(ctx, m, a, st)
+			if err != nil {
+				return nil, err
+			}
+			meta.Extractions = append(meta.Extractions, ex...)
 		}
 	}
-	return p.commit(ctx, st, meta, len(refs))
+	res, err := p.commit(ctx, st, meta, len(refs))
+	if err != nil {
+		return nil, err
+	}
+	res.Extractions = meta.Extractions
+	if res.Extractions == nil {
+		res.Extractions = []corpus.Extraction{}
+	}
+	return res, nil
 }
 
 func (p *Publisher) commit(ctx context.Context, st *Stage, meta Meta, runs int) (*Result, error) {

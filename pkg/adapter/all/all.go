@@ -4,12 +4,20 @@ package all
 
 import (
 	"github.com/flameox/flameox/pkg/adapter"
+	"github.com/flameox/flameox/pkg/adapter/gotest"
+	"github.com/flameox/flameox/pkg/adapter/perf"
+	"github.com/flameox/flameox/pkg/adapter/pprof"
 	"github.com/flameox/flameox/pkg/adapter/process"
+	"github.com/flameox/flameox/pkg/adapter/pyspy"
 )
 
-// Registry returns the built-in adapters.
+// Registry returns the built-in adapters and extractors.
 func Registry() *adapter.Registry {
 	return adapter.NewRegistry(
 		process.New(),
-	)
+		gotest.New(),
+		perf.New(),
+		pyspy.New(),
+		pprof.New(),
+	).WithExtractors(pprof.NewExtractor())
 }

@@ -86,7 +86,12 @@ type StringListCol struct {
 // Append appends vs as one list; a nil or empty vs is an empty list, not null.
 func (c StringListCol) Append(vs []string) {
 	c.b.Append(true)
-	c.v.AppendValues(vs, nil)
+	// One Append per value: StringBuilder.AppendValues reserves exactly the
+	// bytes it needs each call, which regrows the data buffer on every list
+	// and turns a column of many lists quadratic.
+	for _, v := range vs {
+		c.v.Append(v)
+	}
 }
 func (c StringListCol) AppendNull() { c.b.AppendNull() }
 
@@ -117,8 +122,10 @@ func (c StringMapCol) AppendPairs(keys, values []string) {
 		panic("schema: StringMapCol.AppendPairs: keys and values differ in length")
 	}
 	c.b.Append(true)
-	c.k.AppendValues(keys, nil)
-	c.v.AppendValues(values, nil)
+	for i := range keys {
+		c.k.Append(keys[i])
+		c.v.Append(values[i])
+	}
 }
 func (c StringMapCol) AppendNull() { c.b.AppendNull() }
 

@@ -73,19 +73,29 @@ var FrameMeasurements = newTable("frame_measurements", 1, 0,
 )
 
 // CallEdges are aggregated caller -> callee edges.
-var CallEdges = newTable("call_edges", 1, 0,
+// Version 1.1 adds the metric, its value and the thread/process split, so
+// that profile edges can be weighted per sample type like pprof's peek.
+var CallEdges = newTable("call_edges", 1, 1,
 	"Aggregated parent -> child frame edges.",
 	req("run_id", tStr, "run"),
 	req("artifact_id", tStr, "profile or trace artifact"),
 	req("parent_frame_id", tStr, "caller frame"),
 	req("child_frame_id", tStr, "callee frame"),
 	req("sample_count", tU64, "samples or slices on the edge").count(),
-	req("duration_ns", tI64, "time attributed to the child on this edge").ns(),
+	req("duration_ns", tI64, "time attributed to the child on this edge (0 when the metric is not a time)").ns(),
+	opt("metric", tStr, "profile sample type the value is in").dict(),
+	opt("unit", tStr, "unit of value").dict(),
+	opt("value", tI64, "sum of the samples' values in which the edge occurs (once per sample)"),
+	opt("thread", tStr, "thread name").dict(),
+	opt("process", tStr, "process name").dict(),
 )
 
 // Stacks are representative stacks, root to leaf.
-var Stacks = newTable("stacks", 1, 0,
-	"Representative stacks (root -> leaf frame ids) with their time span.",
+// Version 1.1 adds the metric, value, sample count and thread/process of
+// aggregated profile stacks (which have no time span: start_ns and
+// duration_ns are 0 and track_id is 0 for them).
+var Stacks = newTable("stacks", 1, 1,
+	"Representative stacks (root -> leaf frame ids) with their time span or weight.",
 	req("stack_id", tStr, "digest of the stack identity"),
 	req("run_id", tStr, "run"),
 	req("artifact_id", tStr, "artifact"),
@@ -94,6 +104,12 @@ var Stacks = newTable("stacks", 1, 0,
 	req("start_ns", tI64, "start, relative to the trace origin").ns(),
 	req("duration_ns", tI64, "duration").ns(),
 	req("track_id", tU64, "trace track (thread) id"),
+	opt("metric", tStr, "profile sample type the value is in").dict(),
+	opt("unit", tStr, "unit of value").dict(),
+	opt("value", tI64, "sum of the values of the samples with exactly this stack"),
+	opt("sample_count", tU64, "sample records with exactly this stack").count(),
+	opt("thread", tStr, "thread name").dict(),
+	opt("process", tStr, "process name").dict(),
 )
 
 // Observations are non-numeric facts: line hits, branch arcs, annotations,

@@ -252,7 +252,7 @@ func captureRun(ctx context.Context, c *Context, args []string) error {
 	var ab *capture.Abandoned
 	if errors.As(err, &ab) {
 		// The run is terminal; publish it so it is not hidden, then fail.
-		(&publish.Publisher{WS: svc.WS, Now: c.Env.Now}).PublishRuns(context.WithoutCancel(ctx),
+		c.publisher(svc.WS).PublishRuns(context.WithoutCancel(ctx),
 			[]publish.RunRef{{RunID: ab.Run.RunID, Revision: ab.Run.Revision}})
 		return ab.Err
 	}
@@ -265,7 +265,7 @@ func captureRun(ctx context.Context, c *Context, args []string) error {
 	faultpoint.Hit("capture.publishing")
 	// Publication happens even after an interrupt: the run is terminal and
 	// its artifacts are stored; leaving it unpublished would hide it.
-	pub, err := (&publish.Publisher{WS: svc.WS, Now: c.Env.Now}).PublishRuns(context.WithoutCancel(ctx),
+	pub, err := c.publisher(svc.WS).PublishRuns(context.WithoutCancel(ctx),
 		[]publish.RunRef{{RunID: res.Run.RunID, Revision: res.Run.Revision}})
 	if err != nil {
 		return err
@@ -384,7 +384,7 @@ func recoverCmd(ctx context.Context, c *Context, args []string) error {
 				refs = append(refs, publish.RunRef{RunID: m.RunID, Revision: m.Revision})
 			}
 		}
-		if _, err := (&publish.Publisher{WS: svc.WS, Now: c.Env.Now}).PublishRuns(ctx, refs); err != nil {
+		if _, err := c.publisher(svc.WS).PublishRuns(ctx, refs); err != nil {
 			return err
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/corpus"
-	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/query"
 )
 
@@ -169,7 +168,7 @@ func catalogCompact(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := (&publish.Publisher{WS: ws, Now: c.Env.Now}).Compact(ctx)
+	res, err := c.publisher(ws).Compact(ctx)
 	if err != nil {
 		return err
 	}

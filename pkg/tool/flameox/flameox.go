@@ -14,8 +14,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/flameox/flameox/pkg/adapter/all"
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/version"
 	"github.com/flameox/flameox/pkg/workspace"
 	"github.com/spf13/pflag"
@@ -58,6 +60,11 @@ func Commands() []*Command {
 		{Name: "capture run", Args: "ADAPTER --workload NAME", Summary: "capture an approved workload and publish the run", MCPTool: "execute_capture_plan", Run: captureRun},
 		{Name: "capabilities", Summary: "every adapter's status, version and remediation", MCPTool: "list_capabilities", Run: capabilities},
 		{Name: "recover", Summary: "close runs whose owner process is provably gone", CLIOnly: "administrative: rewrites run state after crashes", Run: recoverCmd},
+		{Name: "analyze hotspots", Args: "RUN_OR_ARTIFACT", Summary: "top self and inclusive frames of a profile (like go tool pprof -top)", MCPTool: "analyze_hotspots", Run: analyzeHotspots},
+		{Name: "stacks callers", Args: "RUN_OR_ARTIFACT FRAME_ID", Summary: "frames that call a frame", MCPTool: "get_frame_callers", Run: stacksEdges(true)},
+		{Name: "stacks callees", Args: "RUN_OR_ARTIFACT FRAME_ID", Summary: "frames a frame calls", MCPTool: "get_frame_callees", Run: stacksEdges(false)},
+		{Name: "stacks examples", Args: "RUN_OR_ARTIFACT FRAME_ID", Summary: "the heaviest stored stacks through a frame", MCPTool: "get_stack_examples", Run: stacksExamples},
+		{Name: "open", Args: "ARTIFACT_ID [--launch]", Summary: "the native viewer command for an artifact (--launch runs it)", MCPTool: "get_native_viewer_plan", Run: openCmd},
 		{Name: "measurements query", Summary: "query measurements with their raw hierarchy", MCPTool: "query_measurements", Run: measurementsQuery},
 		{Name: "evidence get", Args: "TYPE ID", Summary: "one typed piece of evidence (run, artifact, generation, analysis, ...)", MCPTool: "get_evidence", Run: evidenceGet},
 		{Name: "catalog rebuild", Summary: "rebuild catalog.duckdb from the corpus", CLIOnly: "administrative: replaces a workspace file; queries never need it", Run: catalogRebuild},
@@ -179,4 +186,9 @@ func versionCmd(_ context.Context, c *Context, _ []string) error {
 		Version       string `json:"version"`
 	}{1, version.Version()}
 	return c.emit(v, func(w io.Writer) { fmt.Fprintln(w, "flameox", v.Version) })
+}
+
+// publisher returns the publisher for ws with every built-in extractor.
+func (c *Context) publisher(ws *workspace.Workspace) *publish.Publisher {
+	return &publish.Publisher{WS: ws, Now: c.Env.Now, Extractors: all.Registry().Extractors()}
 }

@@ -45,7 +45,7 @@ func importCmd(ctx context.Context, c *Context, args []string) error {
 	for i, r := range results {
 		refs[i] = publish.RunRef{RunID: r.Run.RunID, Revision: r.Run.Revision}
 	}
-	pub, err := (&publish.Publisher{WS: ws, Now: c.Env.Now}).PublishRuns(ctx, refs)
+	pub, err := c.publisher(ws).PublishRuns(ctx, refs)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/flameox/flameox/pkg/adapter/all"
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/publish"
@@ -176,7 +177,7 @@ func (p *pipeline) flush() error {
 	}
 	refs := p.pending
 	p.pending = nil
-	pub := &publish.Publisher{WS: p.ws, Now: p.env.Now}
+	pub := &publish.Publisher{WS: p.ws, Now: p.env.Now, Extractors: all.Registry().Extractors()}
 	res, err := pub.PublishRuns(p.ctx, refs)
 	if err != nil {
 		return err

@@ -1,0 +1,138 @@
+package gotest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flameox/flameox/pkg/adapter"
+	"github.com/flameox/flameox/pkg/adapter/process"
+	"github.com/flameox/flameox/pkg/broker"
+	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/run"
+	"github.com/flameox/flameox/pkg/workload"
+	"github.com/flameox/flameox/pkg/workspace"
+)
+
+const liveToml = `schema_version = 1
+
+[workloads.bench]
+argv = ["go", "test", "-run", "^$", "-bench", ".", "-benchtime", "50ms", "-count", "3", "."]
+timeout_seconds = 300
+env = { GOWORK = "off" }
+`
+
+// TestLiveCapture runs the bundled reverse-scan benchmarks under the real
+// go test through capture.Service, then extracts the stored stdout.
+func TestLiveCapture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs real benchmarks")
+	}
+	for _, tool := range []string{"go", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not on PATH", tool)
+		}
+	}
+	ctx := context.Background()
+	project := t.TempDir()
+	for _, f := range []string{"go.mod", "scan.go", "scan_test.go"} {
+		b, err := os.ReadFile(filepath.Join("../../../contrib/examples/reverse-scan", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(project, f), b, 0o644)
+	}
+	os.WriteFile(filepath.Join(project, workload.FileName), []byte(liveToml), 0o644)
+	if out, err := exec.Command("git", "-C", project, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	res, err := workspace.Init(ctx, project, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := res.Workspace
+	file, err := workload.Load(project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl, err := file.Workload("bench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := workload.Approve(ctx, ws, wl, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	svc := capture.Service{WS: ws, Identity: &capture.IdentityCollector{Runner: broker.Default},
+		Adapters: adapter.NewRegistry(process.New(), New())}
+	result, err := svc.Execute(ctx, capture.PlanRequest{Adapter: Name, Workload: "bench"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := result.Run
+	if m.ExecutionStatus != run.ExecSucceeded || m.CaptureStatus != run.CaptureRegistered {
+		t.Fatalf("run %s/%s: %+v %v", m.ExecutionStatus, m.CaptureStatus, m.Error, m.Limitations)
+	}
+	for _, l := range m.Limitations {
+		if strings.Contains(l, "validation") || strings.Contains(l, "not produced") {
+			t.Errorf("limitation: %s", l)
+		}
+	}
+	if ents, _ := filepath.Glob(filepath.Join(project, "*.test")); len(ents) != 0 {
+		t.Errorf("the test binary was left in the project: %v", ents)
+	}
+	regs := map[string]run.Registration{}
+	for _, r := range m.Artifacts {
+		regs[r.DisplayName] = r
+	}
+	for name, kind := range map[string]string{"cpu.pprof": KindSampleProfile, "mem.pprof": KindMemoryProfile,
+		"cover.out": KindCoverage, "stdout.txt": KindProcessOutput} {
+		if regs[name].Kind != kind {
+			t.Errorf("%s registered as %q, want %s (registrations %v)", name, regs[name].Kind, kind, m.Artifacts)
+		}
+	}
+	stdout := regs["stdout.txt"]
+	path := ws.Root + "/" + stdout.PayloadPath
+	head, _ := os.ReadFile(path)
+	in := adapter.ExtractInput{RunID: m.RunID, ArtifactID: stdout.ArtifactID, Kind: stdout.Kind, Producer: stdout.Producer,
+		Path: path, Head: head[:min(len(head), 4096)]}
+	e := &BenchExtractor{}
+	if !e.Accepts(in) || !isStream(head) {
+		t.Fatalf("stdout is not an accepted test2json stream: %.300s", head)
+	}
+	sink := newSink(t)
+	x, err := e.Extract(ctx, in, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("run limitations: %q\nextraction limitations: %q", m.Limitations, x.Limitations)
+	rows := sink.rows(t)
+	// 2 benchmarks x 3 sizes x 3 counts = 18 results, 3 units each, plus
+	// the 3 test counts of the package.
+	if x.Rows["measurements"] != 18*3+3 || len(rows) != 18*3+3 {
+		t.Fatalf("%v rows (%d read back), want %d", x.Rows, len(rows), 18*3+3)
+	}
+	perUnit := map[string]int{}
+	mean := map[string]float64{}
+	for _, r := range rows {
+		perUnit[r["unit"].(string)]++
+		if r["unit"] == "sec/op" {
+			mean[r["subject"].(string)] += r["value_float"].(float64) / 3
+			if r["worker_id"] != "example.com/reversescan" || r["value_index"].(int32) > 2 {
+				t.Errorf("row %v", r)
+			}
+		}
+	}
+	if perUnit["sec/op"] != 18 || perUnit["B/op"] != 18 || perUnit["allocs/op"] != 18 || perUnit["count"] != 3 {
+		t.Fatalf("rows per unit %v", perUnit)
+	}
+	for _, n := range []string{"32768", "65536", "131072"} {
+		slow, fast := mean["ReverseSum/n="+n], mean["DirectSum/n="+n]
+		if !(slow > fast && fast > 0) {
+			t.Errorf("n=%s: ReverseSum %.3g sec/op is not slower than DirectSum %.3g", n, slow, fast)
+		}
+	}
+}

@@ -1,0 +1,272 @@
+package pprof
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/flameox/flameox/pkg/adapter"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/profile"
+	gprof "github.com/google/pprof/profile"
+)
+
+// maxStacks bounds the distinct stacks aggregated; keptStacks is how many
+// of the heaviest are stored per sample type as representative examples
+// (callers, callees and hotspots are always complete; examples of rarely
+// sampled frames may need the native viewer).
+const (
+	maxStacks  = 1000000
+	keptStacks = 5000
+)
+
+// Extract parses a profile and writes its evidence rows.
+func (*Extractor) Extract(ctx context.Context, in adapter.ExtractInput, sink adapter.Sink) (*adapter.Extraction, error) {
+	f, err := os.Open(in.Path)
+	if err != nil {
+		return nil, fault.Wrap(fault.ArtifactIntegrityFailed, err, "open %s", in.ArtifactID)
+	}
+	defer f.Close()
+	prof, err := profile.Parse(f, profile.Options{})
+	if err != nil {
+		var pe *profile.ParseError
+		if errors.As(err, &pe) && errors.Is(err, profile.ErrTooLarge) {
+			return nil, fault.Wrap(fault.ArtifactTooLarge, err, "profile %s", in.ArtifactID)
+		}
+		return nil, fault.Wrap(fault.ArtifactParseFailed, err, "profile %s", in.ArtifactID).With("artifact_id", in.ArtifactID)
+	}
+	x := newExtraction(in, prof)
+	if err := x.aggregate(ctx); err != nil {
+		return nil, err
+	}
+	return x.write(sink)
+}
+
+// key identifies an aggregate: a node (or an edge) in one thread and
+// process (tp indexes extraction.tps).
+type key struct {
+	a, b int // node, or parent/child for edges
+	tp   int
+}
+
+type agg struct {
+	self, incl []int64 // per sample type
+	count      []uint64
+}
+
+type extraction struct {
+	in       adapter.ExtractInput
+	prof     *profile.Profile
+	p        *gprof.Profile
+	g        *profile.Graph
+	nodes    map[key]*agg
+	edges    map[key]*agg
+	stacks   map[string]*stackAgg
+	totals   map[[2]string][]int64 // (thread, process) -> total per type
+	nsamples map[[2]string][]int64
+	tps      [][2]string // thread/process pairs by index
+	tpIndex  map[[2]string]int
+	lim      []string
+}
+
+type stackAgg struct {
+	nodes           []int // root first
+	thread, process string
+	value           []int64
+	count           []uint64
+}
+
+func newExtraction(in adapter.ExtractInput, prof *profile.Profile) *extraction {
+	g, p := profile.NewGraph(prof.P)
+	return &extraction{in: in, prof: prof, p: p, g: g, nodes: map[key]*agg{}, edges: map[key]*agg{},
+		stacks: map[string]*stackAgg{}, totals: map[[2]string][]int64{}, nsamples: map[[2]string][]int64{},
+		tpIndex: map[[2]string]int{}, lim: append([]string{}, prof.Limitations...)}
+}
+
+func (x *extraction) get(m map[key]*agg, k key) *agg {
+	a := m[k]
+	if a == nil {
+		n := len(x.p.SampleType)
+		a = &agg{self: make([]int64, n), incl: make([]int64, n), count: make([]uint64, n)}
+		m[k] = a
+	}
+	return a
+}
+
+// aggregate applies pprof's rules per sample: flat for the leaf node, cum
+// once per distinct node on the stack, an edge once per distinct
+// (caller, callee) pair, and the exact stack.
+func (x *extraction) aggregate(ctx context.Context) error {
+	nt := len(x.p.SampleType)
+	var buf []int
+	seenNode := make([]uint32, len(x.g.Nodes))
+	seenEdge := map[[2]int]uint32{}
+	var gen uint32
+	var sk []byte
+	for i, s := range x.p.Sample {
+		if i%4096 == 0 && ctx.Err() != nil {
+			return fault.Wrap(fault.ProcessCancelled, ctx.Err(), "extraction cancelled")
+		}
+		thread, process := profile.Labels(s)
+		tp := [2]string{thread, process}
+		tpi, ok := x.tpIndex[tp]
+		if !ok {
+			tpi = len(x.tps)
+			x.tpIndex[tp] = tpi
+			x.tps = append(x.tps, tp)
+			x.totals[tp], x.nsamples[tp] = make([]int64, nt), make([]int64, nt)
+		}
+		nonzero := false
+		for t := 0; t < nt && t < len(s.Value); t++ {
+			if v := s.Value[t]; v != 0 {
+				x.totals[tp][t] += abs(v)
+				x.nsamples[tp][t]++
+				nonzero = true
+			}
+		}
+		if !nonzero || len(s.Location) == 0 {
+			continue
+		}
+		buf = x.g.Stack(s, buf)
+		gen++
+		leaf := x.get(x.nodes, key{a: buf[0], tp: tpi})
+		for t := 0; t < nt && t < len(s.Value); t++ {
+			if v := s.Value[t]; v != 0 {
+				leaf.self[t] += v
+			}
+		}
+		for j, n := range buf {
+			if seenNode[n] != gen {
+				seenNode[n] = gen
+				a := x.get(x.nodes, key{a: n, tp: tpi})
+				addValues(a, s.Value, nt)
+			}
+			if j+1 < len(buf) {
+				e := [2]int{buf[j+1], n} // caller -> callee
+				if seenEdge[e] != gen {
+					seenEdge[e] = gen
+					addValues(x.get(x.edges, key{a: e[0], b: e[1], tp: tpi}), s.Value, nt)
+				}
+			}
+		}
+		sk = strconv.AppendInt(sk[:0], int64(tpi), 10)
+		for j := len(buf) - 1; j >= 0; j-- {
+			sk = strconv.AppendInt(append(sk, ';'), int64(buf[j]), 10)
+		}
+		st := x.stacks[string(sk)]
+		if st == nil {
+			if len(x.stacks) >= maxStacks {
+				continue
+			}
+			root := make([]int, len(buf))
+			for j := range buf {
+				root[j] = buf[len(buf)-1-j]
+			}
+			st = &stackAgg{nodes: root, thread: thread, process: process, value: make([]int64, nt), count: make([]uint64, nt)}
+			x.stacks[string(sk)] = st
+		}
+		for t := 0; t < nt && t < len(s.Value); t++ {
+			if v := s.Value[t]; v != 0 {
+				st.value[t] += v
+				st.count[t]++
+			}
+		}
+	}
+	if len(x.stacks) >= maxStacks {
+		x.lim = append(x.lim, fmt.Sprintf("Only the first %d distinct stacks are kept as examples; hotspots, callers and callees are complete.", maxStacks))
+	}
+	return nil
+}
+
+func addValues(a *agg, vals []int64, nt int) {
+	for t := 0; t < nt && t < len(vals); t++ {
+		if v := vals[t]; v != 0 {
+			a.incl[t] += v
+			a.count[t]++
+		}
+	}
+}
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// frameID names a node: named functions by language and name (stable
+// across artifacts, as pprof merges them by name); unsymbolized nodes are
+// local to their artifact.
+//
+// The id is "sha256:" + hex of SHA-256 over the fields joined by NUL
+// bytes (fields never contain NUL): "frame/v1", language, name, and for
+// unsymbolized nodes module base name, start line and artifact id. A plain
+// hash is used instead of canonical JSON because profiles have tens of
+// thousands of frames and stacks.
+func (x *extraction) frameID(n profile.Node) string {
+	parts := []string{"frame/v1", language(n), n.Name}
+	if n.Unsymbolized {
+		parts = append(parts, filepath.Base(n.Module), strconv.FormatInt(n.StartLine, 10), x.in.ArtifactID)
+	}
+	return hashID(parts...)
+}
+
+// hashID is "sha256:" + hex(sha256(parts joined by NUL)).
+func hashID(parts ...string) string {
+	h := sha256.New()
+	for i, p := range parts {
+		if i > 0 {
+			h.Write([]byte{0})
+		}
+		io.WriteString(h, p)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+func language(n profile.Node) string {
+	switch strings.ToLower(filepath.Ext(n.File)) {
+	case ".go":
+		return "go"
+	case ".py":
+		return "python"
+	case ".c", ".h":
+		return "c"
+	case ".cc", ".cpp", ".cxx", ".hpp":
+		return "c++"
+	case ".rs":
+		return "rust"
+	case ".java":
+		return "java"
+	case ".js", ".ts":
+		return "javascript"
+	}
+	return ""
+}
+
+// sortedKeys orders aggregates deterministically (rows come out the same
+// for the same input).
+func sortedKeys(m map[key]*agg) []key {
+	keys := make([]key, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.a != b.a {
+			return a.a < b.a
+		}
+		if a.b != b.b {
+			return a.b < b.b
+		}
+		return a.tp < b.tp
+	})
+	return keys
+}

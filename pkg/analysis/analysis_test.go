@@ -1,0 +1,210 @@
+package analysis
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flameox/flameox/pkg/adapter/all"
+	"github.com/flameox/flameox/pkg/broker"
+	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/profile/pproftest"
+	"github.com/flameox/flameox/pkg/publish"
+	"github.com/flameox/flameox/pkg/workspace"
+)
+
+// importProfiles imports and publishes files into a fresh workspace and
+// returns the workspace and the run id of each file.
+func importProfiles(t *testing.T, files ...string) (*workspace.Workspace, []string) {
+	t.Helper()
+	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := res.Workspace
+	svc := &capture.Service{WS: ws, Identity: &capture.IdentityCollector{Runner: broker.Default}}
+	var refs []publish.RunRef
+	var ids []string
+	for _, f := range files {
+		abs, _ := filepath.Abs(f)
+		imp, err := svc.Import(context.Background(), capture.ImportRequest{Path: abs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if imp.Registration.Kind != "sample_profile" {
+			t.Fatalf("%s was not detected as a profile (kind %s)", f, imp.Registration.Kind)
+		}
+		refs = append(refs, publish.RunRef{RunID: imp.Run.RunID, Revision: imp.Run.Revision})
+		ids = append(ids, imp.Run.RunID)
+	}
+	pub := &publish.Publisher{WS: ws, Extractors: all.Registry().Extractors()}
+	if _, err := pub.PublishRuns(context.Background(), refs); err != nil {
+		t.Fatal(err)
+	}
+	return ws, ids
+}
+
+// allHotspots pages through every row.
+func allHotspots(t *testing.T, ws *workspace.Workspace, req HotspotsRequest) ([]HotspotRow, *HotspotsResult) {
+	t.Helper()
+	var rows []HotspotRow
+	var first *HotspotsResult
+	req.Limit = 1000
+	for {
+		res, err := Hotspots(context.Background(), ws, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = res
+		}
+		rows = append(rows, res.Rows...)
+		if !res.Truncated {
+			return rows, first
+		}
+		req.Cursor = res.Cursor
+	}
+}
+
+// TestHotspotsMatchGoToolPprof compares every row of every sample type of
+// every pprof fixture with the real `go tool pprof -top`, through the
+// whole path: import, extraction, publication, DuckDB query.
+func TestHotspotsMatchGoToolPprof(t *testing.T) {
+	files, _ := filepath.Glob("../profile/testdata/*.pb.gz")
+	if len(files) != 5 {
+		t.Fatalf("want the 5 pprof fixtures, found %d", len(files))
+	}
+	ws, runs := importProfiles(t, files...)
+	for i, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			_, first := allHotspots(t, ws, HotspotsRequest{Input: runs[i]})
+			for _, st := range first.SampleTypes {
+				t.Run(st.Type, func(t *testing.T) {
+					got, _ := allHotspots(t, ws, HotspotsRequest{Input: runs[i], SampleType: st.Type})
+					want := pproftest.Top(t, file, st.Type, st.Unit)
+					if len(want) == 0 {
+						t.Fatal("pprof printed no rows")
+					}
+					diffs := 0
+					for j := 0; j < max(len(got), len(want)); j++ {
+						var g, w pproftest.Row
+						if j < len(got) {
+							g = pproftest.Row{Name: got[j].Function, Flat: got[j].Self, Cum: got[j].Inclusive}
+						}
+						if j < len(want) {
+							w = want[j]
+						}
+						if g != w {
+							if diffs++; diffs <= 5 {
+								t.Errorf("row %d: flameox %v, go tool pprof %v", j, g, w)
+							}
+						}
+					}
+					if diffs > 0 {
+						t.Fatalf("%d of %d rows differ", diffs, len(want))
+					}
+				})
+			}
+		})
+	}
+}
+
+// sharedFixture returns a file from ../shared/fixtures, skipping when the
+// folder is absent (unless CI=true).
+func sharedFixture(t *testing.T, rel string) string {
+	p := filepath.Join("..", "..", "..", "shared", "fixtures", rel)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("fixture %s missing: %v", rel, err)
+		}
+		t.Skipf("fixture %s not available", rel)
+	}
+	return p
+}
+
+func TestPerfEventsStayApart(t *testing.T) {
+	file := sharedFixture(t, "perf-script/flamegraph__perf-cycles-instructions-01.txt")
+	ws, runs := importProfiles(t, file)
+	_, res := allHotspots(t, ws, HotspotsRequest{Input: runs[0]})
+	counts := map[string]int64{}
+	for _, st := range res.SampleTypes {
+		counts[st.Type] = st.Samples
+	}
+	if counts["cycles"] != 111 || counts["instructions"] != 333 {
+		t.Fatalf("events not kept apart: %+v", res.SampleTypes)
+	}
+}
+
+func TestSpeedscopeThreadsStayApart(t *testing.T) {
+	file := "../profile/testdata/self-driving-sim__py-spy-0.4.1.speedscope.json"
+	if _, err := os.Stat(file); err != nil {
+		t.Skip("fixture not copied")
+	}
+	ws, runs := importProfiles(t, file)
+	_, all := allHotspots(t, ws, HotspotsRequest{Input: runs[0], SampleType: "samples"})
+	if all.SampleType.Samples != 265 {
+		t.Fatalf("total samples %d, the file has 265 (260 + 5)", all.SampleType.Samples)
+	}
+	if len(all.Threads) != 2 {
+		t.Fatalf("threads %v, want the file's 2 thread profiles", all.Threads)
+	}
+	var sum int64
+	for _, th := range all.Threads {
+		_, one := allHotspots(t, ws, HotspotsRequest{Input: runs[0], SampleType: "samples", Thread: th})
+		sum += one.SampleType.Samples
+		if one.SampleType.Samples == all.SampleType.Samples {
+			t.Fatalf("thread %q holds every sample: threads are not kept apart", th)
+		}
+	}
+	if sum != all.SampleType.Samples {
+		t.Fatalf("per-thread samples sum to %d, not %d", sum, all.SampleType.Samples)
+	}
+}
+
+func TestHotspotsErrors(t *testing.T) {
+	ws, runs := importProfiles(t, "../profile/testdata/google-pprof__sample.cpu.pb.gz")
+	ctx := context.Background()
+	if _, err := Hotspots(ctx, ws, HotspotsRequest{Input: "nonsense"}); !fault.Is(err, fault.InvalidArguments) {
+		t.Fatalf("bad input: %v", err)
+	}
+	if _, err := Hotspots(ctx, ws, HotspotsRequest{Input: runs[0], SampleType: "nope"}); !fault.Is(err, fault.InvalidArguments) {
+		t.Fatalf("bad sample type: %v", err)
+	}
+	if _, err := Hotspots(ctx, ws, HotspotsRequest{Input: "00000000-0000-4000-8000-000000000000"}); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("unknown run: %v", err)
+	}
+	res, err := Hotspots(ctx, ws, HotspotsRequest{Input: runs[0], Limit: 3})
+	if err != nil || len(res.Rows) != 3 || !res.Truncated || res.Cursor == "" {
+		t.Fatalf("paging: %+v %v", res, err)
+	}
+	top := res.Rows[0].FrameID
+	callers, err := Callers(ctx, ws, StacksRequest{Input: runs[0], FrameID: top})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, e := range callers.Edges {
+		sum += e.Value
+	}
+	if len(callers.Edges) > 0 && sum < callers.Focus.Inclusive-callers.Focus.Self && !strings.Contains(strings.Join(callers.Limitations, " "), "root") {
+		t.Logf("callers cover %d of %d", sum, callers.Focus.Inclusive)
+	}
+	ex, err := Examples(ctx, ws, StacksRequest{Input: runs[0], FrameID: top})
+	if err != nil || len(ex.Examples) == 0 {
+		t.Fatalf("examples: %+v %v", ex, err)
+	}
+	focus := false
+	for _, f := range ex.Examples[0].Frames {
+		focus = focus || f.Focus
+	}
+	if !focus {
+		t.Fatal("the example stack does not pass through the frame")
+	}
+	if _, err := Callers(ctx, ws, StacksRequest{Input: runs[0], FrameID: "sha256:" + strings.Repeat("0", 64)}); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("unknown frame: %v", err)
+	}
+}

@@ -1,0 +1,227 @@
+package analysis
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+
+	"github.com/flameox/flameox/pkg/catalog"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/query"
+	"github.com/flameox/flameox/pkg/workspace"
+)
+
+// Operation names and versions of the recipes.
+const (
+	OpHotspots = "hotspots"
+	OpCallers  = "stacks.callers"
+	OpCallees  = "stacks.callees"
+	OpExamples = "stacks.examples"
+	Version    = "1"
+)
+
+// HotspotsRequest asks for the top frames of a profile.
+type HotspotsRequest struct {
+	Input      string `json:"input" jsonschema:"run id or artifact id (sha256:...) of a published profile"`
+	Limit      int    `json:"limit,omitempty" jsonschema:"rows to return (default 20, max 1000)"`
+	SampleType string `json:"sample_type,omitempty" jsonschema:"sample type, e.g. cpu, samples, alloc_space (default: the profile's default)"`
+	Thread     string `json:"thread,omitempty" jsonschema:"only samples of this thread"`
+	Process    string `json:"process,omitempty" jsonschema:"only samples of this process"`
+	Cursor     string `json:"cursor,omitempty" jsonschema:"cursor from a previous page"`
+}
+
+// Frame is one function-level frame with its values under a sample type.
+type Frame struct {
+	FrameID           string  `json:"frame_id"`
+	Function          string  `json:"function"`
+	File              string  `json:"file,omitempty"`
+	StartLine         int     `json:"start_line,omitempty"`
+	Module            string  `json:"module,omitempty"`
+	Unsymbolized      bool    `json:"unsymbolized"`
+	Self              int64   `json:"self"`
+	SelfFraction      float64 `json:"self_fraction"`
+	Inclusive         int64   `json:"inclusive"`
+	InclusiveFraction float64 `json:"inclusive_fraction"`
+}
+
+// HotspotRow is a ranked frame.
+type HotspotRow struct {
+	Rank int `json:"rank"`
+	Frame
+}
+
+// HotspotsResult is the result of `flameox analyze hotspots` and MCP
+// analyze_hotspots.
+type HotspotsResult struct {
+	SchemaVersion    int          `json:"schema_version"`
+	Operation        string       `json:"operation"`
+	OperationVersion string       `json:"operation_version"`
+	CorpusCommitID   string       `json:"corpus_commit_id"`
+	Source           Source       `json:"source"`
+	Parameters       Parameters   `json:"parameters"`
+	SampleType       SampleType   `json:"sample_type"`
+	SampleTypes      []SampleType `json:"sample_types"`
+	// Threads lists the profile's thread labels (at most 100), for --thread.
+	Threads []string     `json:"threads"`
+	Rows    []HotspotRow `json:"rows"`
+	// SymbolizedFraction is the share of the total in frames with a
+	// function name.
+	SymbolizedFraction float64  `json:"symbolized_fraction"`
+	EvidenceLevel      string   `json:"evidence_level"`
+	Limitations        []string `json:"limitations"`
+	Total              int64    `json:"total"`
+	Returned           int      `json:"returned"`
+	Truncated          bool     `json:"truncated"`
+	Cursor             string   `json:"cursor,omitempty"`
+	NextSteps          []string `json:"next_steps"`
+}
+
+// Parameters echo what an analysis was asked.
+type Parameters struct {
+	SampleType string `json:"sample_type"`
+	Thread     string `json:"thread,omitempty"`
+	Process    string `json:"process,omitempty"`
+	Limit      int    `json:"limit"`
+}
+
+const frameFilter = `run_id = $1 AND artifact_id = $2 AND evidence_generation_id = $3 AND metric = $4
+  AND ($5 = '' OR coalesce(thread, '') = $5) AND ($6 = '' OR coalesce(process, '') = $6)`
+
+var (
+	qHotspots = catalog.Query{Name: "analysis.hotspots", Version: "1", SQL: `
+WITH m AS (
+  SELECT frame_id, sum(self_value) AS self, sum(inclusive_value) AS incl FROM frame_measurements
+  WHERE ` + frameFilter + ` GROUP BY frame_id HAVING sum(self_value) <> 0 OR sum(inclusive_value) <> 0),
+f AS (SELECT frame_id, any_value(function) AS function, any_value(file) AS file, any_value(start_line) AS start_line,
+             any_value(module) AS module, any_value(symbolization) AS symbolization
+      FROM frames WHERE artifact_id = $2 AND evidence_generation_id = $3 GROUP BY frame_id)
+SELECT m.frame_id, coalesce(f.function, ''), coalesce(f.file, ''), coalesce(f.start_line, 0), coalesce(f.module, ''),
+       coalesce(f.symbolization, 'none') = 'none', m.self, m.incl, count(*) OVER (), sum(CASE WHEN coalesce(f.symbolization, 'none') = 'none' THEN 0 ELSE abs(m.self) END) OVER ()
+FROM m LEFT JOIN f USING (frame_id)
+ORDER BY abs(m.self) DESC, f.function ASC, abs(m.incl) DESC, f.module ASC
+LIMIT $7 OFFSET $8`}
+)
+
+// Hotspots returns the top frames of a published profile.
+func Hotspots(ctx context.Context, ws *workspace.Workspace, req HotspotsRequest) (*HotspotsResult, error) {
+	if req.Limit == 0 {
+		req.Limit = 20
+	}
+	limit, err := query.Limit(req.Limit)
+	if err != nil {
+		return nil, err
+	}
+	s, err := query.Open(ctx, ws)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	src, lim, err := resolve(ctx, s, req.Input)
+	if err != nil {
+		return nil, err
+	}
+	types, err := sampleTypes(ctx, s, src, req.Thread, req.Process)
+	if err != nil {
+		return nil, err
+	}
+	st, err := pick(types, req.SampleType)
+	if err != nil {
+		return nil, err
+	}
+	params := Parameters{SampleType: st.Type, Thread: req.Thread, Process: req.Process, Limit: limit}
+	want := catalog.Cursor{Query: qHotspots.Name, Version: qHotspots.Version, Order: "flat"}
+	want.Filters, _ = catalog.FiltersDigest(map[string]any{"source": src, "params": params})
+	want.CommitID = s.Commit()
+	offset := 0
+	if req.Cursor != "" {
+		c, err := catalog.DecodeCursor(req.Cursor, want)
+		if err != nil {
+			return nil, err
+		}
+		if len(c.Key) != 1 {
+			return nil, fault.New(fault.InvalidArguments, "the cursor is not valid (key)")
+		}
+		offset, _ = strconv.Atoi(c.Key[0])
+	}
+	res := &HotspotsResult{SchemaVersion: 1, Operation: OpHotspots, OperationVersion: Version, CorpusCommitID: s.Commit(),
+		Source: *src, Parameters: params, SampleType: st, SampleTypes: types, Rows: []HotspotRow{}, EvidenceLevel: "observed",
+		Limitations: append(lim, "Values are aggregated per function, as `go tool pprof -top` does by default; line-level detail stays in the native profile."),
+		NextSteps:   []string{}}
+	if res.Threads, err = threads(ctx, s, src); err != nil {
+		return nil, err
+	}
+	var symbolized int64
+	args := []any{src.RunID, src.ArtifactID, src.GenerationID, st.Type, req.Thread, req.Process, limit + 1, offset}
+	err = s.R.Scan(ctx, qHotspots, args, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var f Frame
+			var start int32
+			var total int64
+			if err := rows.Scan(&f.FrameID, &f.Function, &f.File, &start, &f.Module, &f.Unsymbolized, &f.Self, &f.Inclusive, &total, &symbolized); err != nil {
+				return err
+			}
+			res.Total = total
+			if len(res.Rows) == limit {
+				res.Truncated = true
+				break
+			}
+			f.StartLine = int(start)
+			f.SelfFraction, f.InclusiveFraction = frac(f.Self, st.Total), frac(f.Inclusive, st.Total)
+			res.Rows = append(res.Rows, HotspotRow{Rank: offset + len(res.Rows) + 1, Frame: f})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Returned = len(res.Rows)
+	res.SymbolizedFraction = frac(symbolized, st.Total)
+	if res.Truncated {
+		want.Key = []string{strconv.Itoa(offset + limit)}
+		res.Cursor = catalog.EncodeCursor(want)
+	}
+	if res.SymbolizedFraction < 0.999 && st.Total > 0 {
+		res.Limitations = append(res.Limitations, fmt.Sprintf("%.1f%% of the %s is in frames without symbols (shown as [module] or <unknown>).",
+			100*(1-res.SymbolizedFraction), st.Unit))
+	}
+	if len(res.Rows) > 0 {
+		top := res.Rows[0]
+		res.NextSteps = append(res.NextSteps,
+			"flameox stacks callers "+src.RunID+" "+top.FrameID,
+			"flameox stacks examples "+src.RunID+" "+top.FrameID,
+			"flameox open "+src.ArtifactID)
+	}
+	return res, nil
+}
+
+func frac(v, total int64) float64 {
+	if total == 0 {
+		return 0
+	}
+	f := float64(v) / float64(total)
+	if f < 0 {
+		f = -f
+	}
+	return f
+}
+
+var qThreads = catalog.Query{Name: "analysis.threads", Version: "1", SQL: `
+SELECT DISTINCT thread FROM frame_measurements
+WHERE run_id = $1 AND artifact_id = $2 AND evidence_generation_id = $3 AND thread IS NOT NULL
+ORDER BY thread LIMIT 100`}
+
+func threads(ctx context.Context, s *query.Session, src *Source) ([]string, error) {
+	out := []string{}
+	err := s.R.Scan(ctx, qThreads, []any{src.RunID, src.ArtifactID, src.GenerationID}, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var t string
+			if err := rows.Scan(&t); err != nil {
+				return err
+			}
+			out = append(out, t)
+		}
+		return nil
+	})
+	return out, err
+}

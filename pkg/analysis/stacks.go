@@ -1,0 +1,216 @@
+package analysis
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+	"strings"
+
+	"github.com/flameox/flameox/pkg/catalog"
+	"github.com/flameox/flameox/pkg/digest"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/query"
+	"github.com/flameox/flameox/pkg/workspace"
+)
+
+// StacksRequest asks for the callers, callees or stack examples of a frame.
+type StacksRequest struct {
+	Input      string `json:"input" jsonschema:"run id or artifact id of a published profile"`
+	FrameID    string `json:"frame_id" jsonschema:"frame id (sha256:...) from a hotspots result"`
+	SampleType string `json:"sample_type,omitempty" jsonschema:"sample type (default: the profile's default)"`
+	Thread     string `json:"thread,omitempty" jsonschema:"only samples of this thread"`
+	Process    string `json:"process,omitempty" jsonschema:"only samples of this process"`
+	Limit      int    `json:"limit,omitempty" jsonschema:"rows to return (default 20, max 1000)"`
+	Cursor     string `json:"cursor,omitempty" jsonschema:"cursor from a previous page"`
+}
+
+// Edge is a caller or callee of the focal frame, weighted by the samples in
+// which the call occurs (once per sample).
+type Edge struct {
+	Frame
+	Value       int64   `json:"value"`
+	Fraction    float64 `json:"fraction_of_frame"`
+	SampleCount uint64  `json:"sample_count"`
+}
+
+// CallEdgeResult is the result of `flameox stacks callers|callees`.
+type CallEdgeResult struct {
+	SchemaVersion    int        `json:"schema_version"`
+	Operation        string     `json:"operation"`
+	OperationVersion string     `json:"operation_version"`
+	CorpusCommitID   string     `json:"corpus_commit_id"`
+	Source           Source     `json:"source"`
+	Parameters       Parameters `json:"parameters"`
+	SampleType       SampleType `json:"sample_type"`
+	Focus            Frame      `json:"focus"`
+	Edges            []Edge     `json:"edges"`
+	EvidenceLevel    string     `json:"evidence_level"`
+	Limitations      []string   `json:"limitations"`
+	Total            int64      `json:"total"`
+	Returned         int        `json:"returned"`
+	Truncated        bool       `json:"truncated"`
+	Cursor           string     `json:"cursor,omitempty"`
+}
+
+var (
+	qFocus = catalog.Query{Name: "analysis.focus", Version: "1", SQL: `
+SELECT coalesce(any_value(f.function), ''), coalesce(any_value(f.file), ''), coalesce(any_value(f.start_line), 0),
+       coalesce(any_value(f.module), ''), coalesce(any_value(f.symbolization), 'none') = 'none',
+       coalesce((SELECT sum(self_value) FROM frame_measurements WHERE ` + frameFilter + ` AND frame_id = $7), 0),
+       coalesce((SELECT sum(inclusive_value) FROM frame_measurements WHERE ` + frameFilter + ` AND frame_id = $7), 0)
+FROM frames f WHERE f.artifact_id = $2 AND f.evidence_generation_id = $3 AND f.frame_id = $7`}
+	edgeSQL = `
+WITH e AS (
+  SELECT %s AS other, sum(value) AS v, sum(sample_count) AS n FROM call_edges
+  WHERE ` + frameFilter + ` AND %s = $7 GROUP BY other),
+f AS (SELECT frame_id, any_value(function) AS function, any_value(file) AS file, any_value(start_line) AS start_line,
+             any_value(module) AS module, any_value(symbolization) AS symbolization
+      FROM frames WHERE artifact_id = $2 AND evidence_generation_id = $3 GROUP BY frame_id)
+SELECT e.other, coalesce(f.function, ''), coalesce(f.file, ''), coalesce(f.start_line, 0), coalesce(f.module, ''),
+       coalesce(f.symbolization, 'none') = 'none', e.v, e.n, count(*) OVER ()
+FROM e LEFT JOIN f ON f.frame_id = e.other
+ORDER BY abs(e.v) DESC, f.function ASC
+LIMIT $8 OFFSET $9`
+	qCallers = catalog.Query{Name: "analysis.callers", Version: "1", SQL: sprintf(edgeSQL, "parent_frame_id", "child_frame_id")}
+	qCallees = catalog.Query{Name: "analysis.callees", Version: "1", SQL: sprintf(edgeSQL, "child_frame_id", "parent_frame_id")}
+)
+
+func sprintf(format string, a, b string) string {
+	return strings.Replace(strings.Replace(format, "%s", a, 1), "%s", b, 1)
+}
+
+// Callers lists the frames that call the focal frame.
+func Callers(ctx context.Context, ws *workspace.Workspace, req StacksRequest) (*CallEdgeResult, error) {
+	return edges(ctx, ws, req, qCallers, OpCallers)
+}
+
+// Callees lists the frames the focal frame calls.
+func Callees(ctx context.Context, ws *workspace.Workspace, req StacksRequest) (*CallEdgeResult, error) {
+	return edges(ctx, ws, req, qCallees, OpCallees)
+}
+
+// drill is the common start of every drill-down: pin, resolve, pick the
+// sample type, load the focal frame, decode the cursor.
+type drill struct {
+	s      *query.Session
+	src    *Source
+	st     SampleType
+	params Parameters
+	focus  Frame
+	lim    []string
+	limit  int
+	offset int
+	want   catalog.Cursor
+}
+
+func startDrill(ctx context.Context, ws *workspace.Workspace, req StacksRequest, q catalog.Query) (*drill, error) {
+	if req.Limit == 0 {
+		req.Limit = 20
+	}
+	limit, err := query.Limit(req.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if !digest.Valid(req.FrameID) {
+		return nil, fault.New(fault.InvalidArguments, "%q is not a frame id (sha256:…)", req.FrameID)
+	}
+	s, err := query.Open(ctx, ws)
+	if err != nil {
+		return nil, err
+	}
+	d := &drill{s: s, limit: limit}
+	fail := func(err error) (*drill, error) { s.Close(); return nil, err }
+	if d.src, d.lim, err = resolve(ctx, s, req.Input); err != nil {
+		return fail(err)
+	}
+	types, err := sampleTypes(ctx, s, d.src, req.Thread, req.Process)
+	if err != nil {
+		return fail(err)
+	}
+	if d.st, err = pick(types, req.SampleType); err != nil {
+		return fail(err)
+	}
+	d.params = Parameters{SampleType: d.st.Type, Thread: req.Thread, Process: req.Process, Limit: limit}
+	found := false
+	args := []any{d.src.RunID, d.src.ArtifactID, d.src.GenerationID, d.st.Type, req.Thread, req.Process, req.FrameID}
+	err = s.R.Scan(ctx, qFocus, args, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var start int32
+			f := &d.focus
+			f.FrameID = req.FrameID
+			if err := rows.Scan(&f.Function, &f.File, &start, &f.Module, &f.Unsymbolized, &f.Self, &f.Inclusive); err != nil {
+				return err
+			}
+			f.StartLine = int(start)
+			found = f.Function != ""
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if !found {
+		return fail(fault.New(fault.NotFound, "frame %s is not in this profile", req.FrameID).With("missing_entity", "frame"))
+	}
+	d.focus.SelfFraction, d.focus.InclusiveFraction = frac(d.focus.Self, d.st.Total), frac(d.focus.Inclusive, d.st.Total)
+	d.want = catalog.Cursor{Query: q.Name, Version: q.Version, Order: "value", CommitID: s.Commit()}
+	d.want.Filters, _ = catalog.FiltersDigest(map[string]any{"source": d.src, "params": d.params, "frame": req.FrameID})
+	if req.Cursor != "" {
+		c, err := catalog.DecodeCursor(req.Cursor, d.want)
+		if err != nil {
+			return fail(err)
+		}
+		if len(c.Key) != 1 {
+			return fail(fault.New(fault.InvalidArguments, "the cursor is not valid (key)"))
+		}
+		d.offset, _ = strconv.Atoi(c.Key[0])
+	}
+	return d, nil
+}
+
+func (d *drill) next(truncated bool) string {
+	if !truncated {
+		return ""
+	}
+	d.want.Key = []string{strconv.Itoa(d.offset + d.limit)}
+	return catalog.EncodeCursor(d.want)
+}
+
+func edges(ctx context.Context, ws *workspace.Workspace, req StacksRequest, q catalog.Query, op string) (*CallEdgeResult, error) {
+	d, err := startDrill(ctx, ws, req, q)
+	if err != nil {
+		return nil, err
+	}
+	defer d.s.Close()
+	res := &CallEdgeResult{SchemaVersion: 1, Operation: op, OperationVersion: Version, CorpusCommitID: d.s.Commit(),
+		Source: *d.src, Parameters: d.params, SampleType: d.st, Focus: d.focus, Edges: []Edge{}, EvidenceLevel: "observed",
+		Limitations: append(d.lim, "An edge's value counts each sample once in which the call occurs, like pprof's peek view.")}
+	args := []any{d.src.RunID, d.src.ArtifactID, d.src.GenerationID, d.st.Type, req.Thread, req.Process, req.FrameID, d.limit + 1, d.offset}
+	err = d.s.R.Scan(ctx, q, args, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var e Edge
+			var start int32
+			var n uint64
+			if err := rows.Scan(&e.FrameID, &e.Function, &e.File, &start, &e.Module, &e.Unsymbolized, &e.Value, &n, &res.Total); err != nil {
+				return err
+			}
+			if len(res.Edges) == d.limit {
+				res.Truncated = true
+				break
+			}
+			e.StartLine, e.SampleCount = int(start), n
+			e.Fraction = frac(e.Value, d.focus.Inclusive)
+			res.Edges = append(res.Edges, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Returned = len(res.Edges)
+	res.Cursor = d.next(res.Truncated)
+	if len(res.Edges) == 0 {
+		res.Limitations = append(res.Limitations, "No edges: the frame is always at the end of its stacks in this direction (a root has no callers, a leaf no callees).")
+	}
+	return res, nil
+}

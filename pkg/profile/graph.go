@@ -1,0 +1,104 @@
+package profile
+
+import (
+	"strconv"
+
+	"github.com/google/pprof/profile"
+)
+
+// Node is one function-granularity node of a profile, named and merged
+// exactly as `go tool pprof` does at its default granularity (see Top).
+type Node struct {
+	Name         string // pprof's printable name: function, "[module]" or "<unknown>"
+	SystemName   string
+	File         string
+	StartLine    int64
+	Module       string // mapping file of the first location seen
+	BuildID      string
+	Unsymbolized bool
+}
+
+// Graph maps every location of a profile to its function nodes, innermost
+// (inlined) frame first, so that extraction and Top share one naming rule.
+type Graph struct {
+	Nodes []Node
+	loc   map[*profile.Location][]int
+}
+
+// NewGraph builds the node table of p (after DropFrames, like Top).
+func NewGraph(p *profile.Profile) (*Graph, *profile.Profile) {
+	if p.DropFrames != "" {
+		p = p.Copy()
+		p.RemoveUninteresting()
+	}
+	g := &Graph{loc: make(map[*profile.Location][]int, len(p.Location))}
+	index := map[nodeKey]int{}
+	node := func(k nodeKey, fn *profile.Function, m *profile.Mapping) int {
+		if i, ok := index[k]; ok {
+			return i
+		}
+		n := Node{Name: k.printable(), Unsymbolized: fn == nil || fn.Name == ""}
+		if fn != nil {
+			n.SystemName, n.File, n.StartLine = fn.SystemName, fn.Filename, fn.StartLine
+		}
+		if m != nil {
+			n.Module, n.BuildID = m.File, m.BuildID
+		}
+		index[k] = len(g.Nodes)
+		g.Nodes = append(g.Nodes, n)
+		return len(g.Nodes) - 1
+	}
+	for _, l := range p.Location {
+		var obj string
+		if l.Mapping != nil {
+			obj = l.Mapping.File
+		}
+		if len(l.Line) == 0 {
+			g.loc[l] = []int{node(nodeKey{objfile: obj}, nil, l.Mapping)}
+			continue
+		}
+		ns := make([]int, len(l.Line))
+		for i, ln := range l.Line {
+			switch fn := ln.Function; {
+			case fn == nil:
+				ns[i] = node(nodeKey{objfile: obj}, nil, l.Mapping)
+			case fn.Name == "":
+				ns[i] = node(nodeKey{objfile: obj, startLine: fn.StartLine}, fn, l.Mapping)
+			default:
+				ns[i] = node(nodeKey{name: fn.Name}, fn, l.Mapping)
+			}
+		}
+		g.loc[l] = ns
+	}
+	return g, p
+}
+
+// Stack appends the nodes of a sample's stack to buf, leaf (innermost
+// frame) first, and returns it.
+func (g *Graph) Stack(s *profile.Sample, buf []int) []int {
+	buf = buf[:0]
+	for _, l := range s.Location {
+		buf = append(buf, g.loc[l]...)
+	}
+	return buf
+}
+
+// Labels returns a sample's thread and process names as flameox records
+// them: the string labels "thread" (or "thread_name"), "process" (or
+// "comm"), else the numeric "thread_id" / "pid".
+func Labels(s *profile.Sample) (thread, process string) {
+	first := func(keys ...string) string {
+		for _, k := range keys {
+			if v := s.Label[k]; len(v) > 0 && v[0] != "" {
+				return v[0]
+			}
+		}
+		for _, k := range keys {
+			if v := s.NumLabel[k]; len(v) > 0 {
+				return strconv.FormatInt(v[0], 10)
+			}
+		}
+		return ""
+	}
+	return first("thread", "thread_name", "thread_id"), first("process", "process_name", "pid")
+}
