@@ -1,11 +1,13 @@
 package analysis
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
 	"github.com/flameox/flameox/pkg/digest"
 	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/record"
 	"github.com/google/uuid"
 )
@@ -88,4 +90,39 @@ func Decode(b []byte) (*Record, error) {
 		return nil, err
 	}
 	return &r, nil
+}
+
+// Recorded says where a recorded analysis was published.
+type Recorded struct {
+	AnalysisID     string `json:"analysis_id"`
+	CorpusCommitID string `json:"recorded_in_commit_id"`
+}
+
+// HotspotsOutput is `flameox analyze hotspots --json` and the MCP
+// analyze_hotspots result: the analysis, and its recording when asked.
+type HotspotsOutput struct {
+	*HotspotsResult
+	Recorded *Recorded `json:"recorded,omitempty"`
+}
+
+// Row converts an analysis record into its publication row.
+func (r *Record) Row() publish.AnalysisRow {
+	return publish.AnalysisRow{AnalysisID: r.AnalysisID, Operation: r.Operation, OperationVersion: r.OperationVersion,
+		CorpusCommitID: r.CorpusCommitID, ParametersJSON: r.ParametersJSON, ParametersDigest: r.ParametersDigest,
+		ResultDigest: r.ResultDigest, CoverageJSON: r.CoverageJSON, InputRunIDs: r.InputRunIDs,
+		InputArtifactIDs: r.InputArtifactIDs, InputGenerationIDs: r.InputGenerationIDs, Limitations: r.Limitations,
+		StartedAt: r.StartedAt, CompletedAt: r.CompletedAt}
+}
+
+// Persist records result and publishes it as an analysis.
+func Persist(ctx context.Context, pub *publish.Publisher, result Recordable, started, now time.Time) (*Recorded, error) {
+	r, err := NewRecord(pub.WS.Root, result, started, now)
+	if err != nil {
+		return nil, err
+	}
+	res, err := pub.PublishAnalyses(ctx, []publish.AnalysisRow{r.Row()})
+	if err != nil {
+		return nil, err
+	}
+	return &Recorded{AnalysisID: r.AnalysisID, CorpusCommitID: res.CommitID}, nil
 }

@@ -14,22 +14,8 @@ import (
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/fault"
-	"github.com/flameox/flameox/pkg/publish"
 	"github.com/spf13/pflag"
 )
-
-// Recorded is what --record adds to a result.
-type Recorded struct {
-	AnalysisID     string `json:"analysis_id"`
-	CorpusCommitID string `json:"recorded_in_commit_id"`
-}
-
-// HotspotsOutput is `flameox analyze hotspots --json`: the analysis result,
-// and the recording when --record was given.
-type HotspotsOutput struct {
-	*analysis.HotspotsResult
-	Recorded *Recorded `json:"recorded,omitempty"`
-}
 
 func analyzeHotspots(ctx context.Context, c *Context, args []string) error {
 	fs := c.flags("analyze hotspots", "RUN_OR_ARTIFACT [--limit N] [--sample-type T] [--thread T] [--process P] [--record]")
@@ -56,7 +42,7 @@ func analyzeHotspots(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := HotspotsOutput{HotspotsResult: res}
+	out := analysis.HotspotsOutput{HotspotsResult: res}
 	if *rec {
 		if out.Recorded, err = c.record(ctx, res, started); err != nil {
 			return err
@@ -66,32 +52,15 @@ func analyzeHotspots(ctx context.Context, c *Context, args []string) error {
 }
 
 // record persists a result as an analysis in a new generation.
-func (c *Context) record(ctx context.Context, res analysis.Recordable, started time.Time) (*Recorded, error) {
+func (c *Context) record(ctx context.Context, res analysis.Recordable, started time.Time) (*analysis.Recorded, error) {
 	ws, err := c.workspace()
 	if err != nil {
 		return nil, err
 	}
-	r, err := analysis.NewRecord(ws.Root, res, started, c.Env.Now())
-	if err != nil {
-		return nil, err
-	}
-	pub, err := c.publisher(ws).PublishAnalyses(ctx, []publish.AnalysisRow{AnalysisRow(r)})
-	if err != nil {
-		return nil, err
-	}
-	return &Recorded{AnalysisID: r.AnalysisID, CorpusCommitID: pub.CommitID}, nil
+	return analysis.Persist(ctx, c.publisher(ws), res, started, c.Env.Now())
 }
 
-// AnalysisRow converts an analysis record into its publication row.
-func AnalysisRow(r *analysis.Record) publish.AnalysisRow {
-	return publish.AnalysisRow{AnalysisID: r.AnalysisID, Operation: r.Operation, OperationVersion: r.OperationVersion,
-		CorpusCommitID: r.CorpusCommitID, ParametersJSON: r.ParametersJSON, ParametersDigest: r.ParametersDigest,
-		ResultDigest: r.ResultDigest, CoverageJSON: r.CoverageJSON, InputRunIDs: r.InputRunIDs,
-		InputArtifactIDs: r.InputArtifactIDs, InputGenerationIDs: r.InputGenerationIDs, Limitations: r.Limitations,
-		StartedAt: r.StartedAt, CompletedAt: r.CompletedAt}
-}
-
-func renderHotspots(w io.Writer, res *analysis.HotspotsResult, rec *Recorded) {
+func renderHotspots(w io.Writer, res *analysis.HotspotsResult, rec *analysis.Recorded) {
 	fmt.Fprintf(w, "%s of %s (%s), run %s\n", res.SampleType.Type, cli.Safe(res.Source.DisplayName), res.Source.ArtifactID, res.Source.RunID)
 	fmt.Fprintf(w, "total %s over %d sample record(s); %.1f%% symbolized; commit %s\n",
 		formatValue(res.SampleType.Total, res.SampleType.Unit), res.SampleType.Samples, 100*res.SymbolizedFraction, corpus.Short(res.CorpusCommitID))

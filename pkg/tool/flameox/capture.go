@@ -10,11 +10,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/adapter/all"
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/cli"
-	"github.com/flameox/flameox/pkg/contain"
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/faultpoint"
@@ -23,24 +21,6 @@ import (
 	"github.com/flameox/flameox/pkg/tool/foxcapture"
 	"github.com/flameox/flameox/pkg/workload"
 )
-
-// WorkloadList is the result of `flameox workload list`.
-type WorkloadList struct {
-	SchemaVersion int                `json:"schema_version"`
-	File          string             `json:"file"`
-	Workloads     []workload.Summary `json:"workloads"`
-}
-
-// WorkloadDetail is the result of `flameox workload show`: the canonical
-// form, its digest and the approval state.
-type WorkloadDetail struct {
-	SchemaVersion int                 `json:"schema_version"`
-	Name          string              `json:"name"`
-	DefinitionID  string              `json:"definition_id"`
-	Approval      string              `json:"approval"`
-	Changes       []string            `json:"changes_since_approval"`
-	Definition    workload.Definition `json:"definition"`
-}
 
 func workloadList(ctx context.Context, c *Context, args []string) error {
 	fs := c.flags("workload list", "")
@@ -51,15 +31,10 @@ func workloadList(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	f, err := workload.Load(ws.ProjectRoot)
+	res, err := workload.ListFor(ws)
 	if err != nil {
 		return err
 	}
-	a, err := workload.LoadApprovals(ws.Root)
-	if err != nil {
-		return err
-	}
-	res := WorkloadList{SchemaVersion: 1, File: workload.FileName, Workloads: workload.Summarize(f, a)}
 	return c.emit(res, func(w io.Writer) {
 		if len(res.Workloads) == 0 {
 			fmt.Fprintf(w, "no workloads declared in %s\n", workload.FileName)
@@ -74,23 +49,6 @@ func workloadList(ctx context.Context, c *Context, args []string) error {
 	})
 }
 
-func loadWorkload(c *Context, name string) (*workload.Workload, *workload.Approvals, error) {
-	ws, err := c.workspace()
-	if err != nil {
-		return nil, nil, err
-	}
-	f, err := workload.Load(ws.ProjectRoot)
-	if err != nil {
-		return nil, nil, err
-	}
-	wl, err := f.Workload(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	a, err := workload.LoadApprovals(ws.Root)
-	return wl, a, err
-}
-
 func workloadShow(ctx context.Context, c *Context, args []string) error {
 	fs := c.flags("workload show", "NAME")
 	if err := c.parse(fs, args); err != nil {
@@ -99,14 +57,13 @@ func workloadShow(ctx context.Context, c *Context, args []string) error {
 	if fs.NArg() != 1 {
 		return cli.Usagef("flameox workload show needs exactly one NAME")
 	}
-	wl, a, err := loadWorkload(c, fs.Arg(0))
+	ws, err := c.workspace()
 	if err != nil {
 		return err
 	}
-	d := WorkloadDetail{SchemaVersion: 1, Name: wl.Name, DefinitionID: wl.DefinitionID(), Approval: a.Status(wl),
-		Changes: []string{}, Definition: wl.Canonical()}
-	if ap := a.Workloads[wl.Name]; ap != nil && d.Approval != workload.Approved {
-		d.Changes = workload.Diff(ap.Canonical, wl.Canonical())
+	d, err := workload.ShowFor(ws, fs.Arg(0))
+	if err != nil {
+		return err
 	}
 	return c.emit(d, func(w io.Writer) {
 		fmt.Fprintf(w, "workload    %s\ndefinition  %s\napproval    %s\n", d.Name, d.DefinitionID, d.Approval)
@@ -130,7 +87,7 @@ func workloadApprove(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	wl, _, err := loadWorkload(c, fs.Arg(0))
+	wl, _, err := workload.Lookup(ws, fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -326,25 +283,12 @@ func renderCapture(w io.Writer, res *capture.Result) {
 	}
 }
 
-// CapabilityList is the result of `flameox capabilities`.
-type CapabilityList struct {
-	SchemaVersion int                  `json:"schema_version"`
-	Adapters      []adapter.Capability `json:"adapters"`
-	Containment   adapter.Capability   `json:"containment"`
-}
-
 func capabilities(ctx context.Context, c *Context, args []string) error {
 	fs := c.flags("capabilities", "")
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
-	res := CapabilityList{SchemaVersion: 1, Adapters: []adapter.Capability{}}
-	for _, a := range all.Registry().All() {
-		res.Adapters = append(res.Adapters, a.Probe(ctx))
-	}
-	st, path, _, fix := contain.Probe()
-	res.Containment = adapter.NewCapability("containment.bubblewrap", adapter.Status(st))
-	res.Containment.Executable, res.Containment.Remediation = path, fix
+	res := all.Capabilities(ctx)
 	return c.emit(res, func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ADAPTER\tSTATUS\tVERSION\tNOTES")

@@ -11,16 +11,7 @@ import (
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/status"
-	"github.com/flameox/flameox/pkg/workspace"
 )
-
-// InitResult is the result of `flameox init`: what was created, and the
-// workspace's status afterwards.
-type InitResult struct {
-	SchemaVersion int            `json:"schema_version"`
-	Created       []string       `json:"created"`
-	Status        *status.Status `json:"status"`
-}
 
 func initCmd(ctx context.Context, c *Context, args []string) error {
 	fs := c.flags("init", "[PATH]")
@@ -37,23 +28,16 @@ func initCmd(ctx context.Context, c *Context, args []string) error {
 			root = filepath.Join(c.Dir, root)
 		}
 	}
-	res, err := workspace.Init(ctx, root, c.Env.Now())
+	out, ws, err := status.Init(ctx, root, c.Env.Now())
 	if err != nil {
 		return err
 	}
-	st, err := status.Collect(ctx, res.Workspace)
-	if err != nil {
-		return err
-	}
-	out := InitResult{SchemaVersion: 1, Created: res.Created, Status: st}
-	if out.Created == nil {
-		out.Created = []string{}
-	}
+	st := out.Status
 	return c.emit(out, func(w io.Writer) {
 		if len(out.Created) == 0 {
-			fmt.Fprintf(w, "Workspace %s already initialized; nothing changed.\n", cli.Safe(res.Workspace.Root))
+			fmt.Fprintf(w, "Workspace %s already initialized; nothing changed.\n", cli.Safe(ws.Root))
 		} else {
-			fmt.Fprintf(w, "Initialized flameox workspace in %s\n", cli.Safe(res.Workspace.Root))
+			fmt.Fprintf(w, "Initialized flameox workspace in %s\n", cli.Safe(ws.Root))
 		}
 		fmt.Fprintf(w, "  workspace id  %s\n  head          %s (empty corpus)\n", st.Workspace.WorkspaceID, corpus.Short(st.Head.CommitID))
 		fmt.Fprintln(w, "Next: flameox import PATH   (or declare workloads in flameox.toml)")

@@ -1,0 +1,33 @@
+package status
+
+import (
+	"context"
+	"time"
+
+	"github.com/flameox/flameox/pkg/workspace"
+)
+
+// InitResult is the result of `flameox init` and MCP initialize_workspace:
+// what was created, and the workspace's status afterwards.
+type InitResult struct {
+	SchemaVersion int      `json:"schema_version"`
+	Created       []string `json:"created"`
+	Status        *Status  `json:"status"`
+}
+
+// Init creates (or completes) the workspace at projectRoot and reports it.
+func Init(ctx context.Context, projectRoot string, now time.Time) (*InitResult, *workspace.Workspace, error) {
+	res, err := workspace.Init(ctx, projectRoot, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := Collect(ctx, res.Workspace)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := &InitResult{SchemaVersion: 1, Created: res.Created, Status: st}
+	if out.Created == nil {
+		out.Created = []string{}
+	}
+	return out, res.Workspace, nil
+}
