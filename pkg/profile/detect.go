@@ -66,11 +66,75 @@ func looksSpeedscope(b []byte) bool {
 		bytes.Contains(b, []byte(`"profiles"`))
 }
 
-// looksProtobuf checks that the first byte is a valid key of a top-level
-// pprof Profile field (numbers 1–15, varint or length-delimited).
+// pprofWire is the wire type of each top-level field of pprof's Profile
+// message (profile.proto): 0 varint, 2 length-delimited. Field 13
+// (comment) may also be packed (2).
+var pprofWire = map[byte][]byte{1: {2}, 2: {2}, 3: {2}, 4: {2}, 5: {2}, 6: {2}, 7: {0}, 8: {0}, 9: {0},
+	10: {0}, 11: {2}, 12: {0}, 13: {0, 2}, 14: {0}, 15: {2}}
+
+// looksProtobuf walks the top-level fields in b and accepts it only when
+// every key is a pprof Profile field with its wire type and every varint
+// and length fits (the last field may run past the prefix). perf.data
+// ("PERFILE2"), ELF files and other binaries fail within a few bytes.
 func looksProtobuf(b []byte) bool {
-	field, wire := b[0]>>3, b[0]&7
-	return field >= 1 && field <= 15 && (wire == 0 || wire == 2)
+	if bytes.HasPrefix(b, []byte("PERFILE")) || bytes.HasPrefix(b, []byte("\x7fELF")) {
+		return false
+	}
+	fields := 0
+	for i := 0; i < len(b); {
+		key, n := uvarint(b[i:])
+		if n <= 0 || key>>3 > 15 {
+			return n == 0 && fields > 0 // a key cut by the end of the prefix
+		}
+		field, wire := byte(key>>3), byte(key&7)
+		ok := false
+		for _, w := range pprofWire[field] {
+			ok = ok || w == wire
+		}
+		if !ok {
+			return false
+		}
+		i += n
+		switch wire {
+		case 0:
+			_, m := uvarint(b[i:])
+			if m < 0 || (m == 0 && i < len(b)) && len(b)-i >= 10 {
+				return false
+			}
+			if m == 0 {
+				return fields > 0
+			}
+			i += m
+		case 2:
+			l, m := uvarint(b[i:])
+			if m <= 0 {
+				return m == 0 && fields > 0
+			}
+			i += m
+			if l > 1<<40 {
+				return false
+			}
+			i += int(l)
+		}
+		fields++
+	}
+	return fields > 0
+}
+
+// uvarint decodes a protobuf varint: n > 0 bytes read, 0 when b ends first,
+// < 0 on overflow.
+func uvarint(b []byte) (uint64, int) {
+	var v uint64
+	for i := 0; i < len(b) && i < 10; i++ {
+		v |= uint64(b[i]&0x7f) << (7 * i)
+		if b[i] < 0x80 {
+			return v, i + 1
+		}
+	}
+	if len(b) >= 10 {
+		return 0, -1
+	}
+	return 0, 0
 }
 
 // isText reports whether b is UTF-8 text without control bytes other than

@@ -46,6 +46,12 @@ func (p *Publisher) extract(ctx context.Context, m *run.Manifest, reg run.Regist
 		out = append(out, corpus.Extraction{RunID: m.RunID, ArtifactID: reg.ArtifactID, Extractor: x.Extractor,
 			Version: x.Version, Rows: x.Rows, Limitations: nonNilStrings(x.Limitations)})
 	}
+	if len(out) == 0 && profileKinds[reg.Kind] && m.RunType == run.TypeExecution {
+		// A collector's native file flameox does not read itself (perf.data);
+		// its evidence comes from a derived artifact (perf script text).
+		return []corpus.Extraction{{RunID: m.RunID, ArtifactID: reg.ArtifactID, Extractor: "none", Version: "",
+			Rows: map[string]int64{}, Limitations: []string{reg.DisplayName + " is kept as a native artifact and not extracted; its viewer reads it."}}}, nil
+	}
 	if len(out) == 0 && profileKinds[reg.Kind] {
 		return nil, fault.New(fault.ArtifactParseFailed, "%s (%s) is registered as %s but is not a profile format flameox reads", reg.DisplayName, reg.ArtifactID, reg.Kind).
 			ForRun(m.RunID).With("artifact_id", reg.ArtifactID).

@@ -144,6 +144,9 @@ type CommitRecord struct {
 
 // Records returns the records describing a publication.
 func Records(root string, res *Result, runIDs []string) (GenerationRecord, CommitRecord) {
+	if runIDs == nil {
+		runIDs = []string{}
+	}
 	g := GenerationRecord{
 		Header:    record.Header{Record: record.KindGeneration, SchemaVersion: record.SchemaVersion},
 		Workspace: root, GenerationID: res.GenerationID, Manifest: corpus.GenerationRel(res.GenerationID),

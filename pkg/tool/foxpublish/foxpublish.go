@@ -6,7 +6,8 @@
 //	fox-publish [--workspace DIR] [--batch N] [FILE...]
 //
 // It reads records (JSON lines) from the files named, or from stdin, and
-// publishes every `run` record's run revision as evidence: one generation
+// publishes every `run` record's run revision, and every `analysis`
+// record (from fox-analyze --record), as evidence: one generation
 // per batch (by default one for the whole input), committed atomically. For
 // each publication it writes a `generation` and a `commit` record on
 // stdout. Records of other kinds pass through unchanged; an `error` record
@@ -22,6 +23,7 @@ import (
 	"path/filepath"
 
 	"github.com/flameox/flameox/pkg/adapter/all"
+	"github.com/flameox/flameox/pkg/analysis"
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/publish"
@@ -69,6 +71,7 @@ type pipeline struct {
 	explicit  string
 	ws        *workspace.Workspace
 	pending   []publish.RunRef
+	analyses  []publish.AnalysisRow
 	malformed int
 	failed    error
 }
@@ -130,6 +133,18 @@ func (p *pipeline) handle(raw *record.Raw) error {
 			return p.flush()
 		}
 		return nil
+	case record.KindAnalysis:
+		r, err := analysis.Decode(raw.Line)
+		if err != nil || r.AnalysisID == "" || r.CorpusCommitID == "" {
+			fmt.Fprintf(p.env.Stderr, "fox-publish: %s:%d: malformed analysis record\n", raw.File, raw.LineNo)
+			p.malformed++
+			return nil
+		}
+		if err := p.workspace(r.Workspace); err != nil {
+			return err
+		}
+		p.analyses = append(p.analyses, r.Row())
+		return nil
 	case record.KindError:
 		var e cli.ErrorRecord
 		if raw.Decode(&e) == nil {
@@ -172,6 +187,23 @@ func (p *pipeline) workspace(named string) error {
 }
 
 func (p *pipeline) flush() error {
+	if len(p.analyses) > 0 {
+		rows := p.analyses
+		p.analyses = nil
+		pub := &publish.Publisher{WS: p.ws, Now: p.env.Now}
+		res, err := pub.PublishAnalyses(p.ctx, rows)
+		if err != nil {
+			return err
+		}
+		g, c := publish.Records(p.ws.Root, res, nil)
+		if err := p.out.Write(g); err != nil {
+			return err
+		}
+		if err := p.out.Write(c); err != nil {
+			return err
+		}
+		fmt.Fprintf(p.env.Stderr, "fox-publish: %d analysis record(s) in generation %s\n", len(rows), res.GenerationID)
+	}
 	if len(p.pending) == 0 {
 		return nil
 	}

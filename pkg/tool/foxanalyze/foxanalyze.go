@@ -1,0 +1,148 @@
+// Package foxanalyze is fox-analyze: read-only analyses over the published
+// corpus, one record per invocation on stdout.
+//
+// Usage:
+//
+//	fox-analyze hotspots INPUT [--limit N] [--sample-type T] [--thread T] [--process P] [--record]
+//	fox-analyze callers|callees|examples INPUT FRAME_ID [--limit N] [--sample-type T] ...
+//
+// INPUT is a run id, an artifact id, or "-": read records from stdin and
+// analyze the last run they name (a `run` record, or the first input run of
+// a `generation` record), so that
+//
+//	fox-capture import cpu.pb.gz | fox-publish | fox-analyze hotspots -
+//
+// works. The result is written as an `analysis_result` record; with
+// --record an `analysis` record is written instead, which fox-publish
+// persists (with the exact commit and inputs). fox-analyze never takes the
+// write lock and never publishes by itself.
+package foxanalyze
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/flameox/flameox/pkg/analysis"
+	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/publish"
+	"github.com/flameox/flameox/pkg/record"
+	"github.com/flameox/flameox/pkg/run"
+	"github.com/flameox/flameox/pkg/workspace"
+	"github.com/spf13/pflag"
+)
+
+const usage = `usage: fox-analyze <hotspots|callers|callees|examples> INPUT [FRAME_ID] [flags]`
+
+// Result wraps an analysis result as a record.
+type Result struct {
+	record.Header
+	Result any `json:"result"`
+}
+
+// Run is fox-analyze's entry point.
+func Run(ctx context.Context, env *cli.Env, args []string) error {
+	env.Mode = cli.Records
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(env.Stderr, usage)
+		if len(args) == 0 {
+			return cli.Usagef("missing verb")
+		}
+		return nil
+	}
+	verb := args[0]
+	fs := cli.NewFlags(env, "fox-analyze "+verb, usage)
+	wsDir := fs.String("workspace", "", "workspace directory (default: nearest .diagnostics)")
+	rec := fs.Bool("record", false, "write an analysis record for fox-publish instead of the result")
+	var limit int
+	var sampleType, thread, process, cursor string
+	fs.IntVar(&limit, "limit", 20, "rows to return (max 1000)")
+	fs.StringVar(&sampleType, "sample-type", "", "sample type (default: the profile's default)")
+	fs.StringVar(&thread, "thread", "", "only samples of this thread")
+	fs.StringVar(&process, "process", "", "only samples of this process")
+	fs.StringVar(&cursor, "cursor", "", "continue after a previous page")
+	if err := cli.Parse(fs, args[1:]); err != nil {
+		return err
+	}
+	ws, err := workspace.Discover(env.Dir, *wsDir)
+	if err != nil {
+		return err
+	}
+	input, err := inputOf(env, fs)
+	if err != nil {
+		return err
+	}
+	started := env.Now()
+	var res analysis.Recordable
+	switch verb {
+	case "hotspots":
+		res, err = analysis.Hotspots(ctx, ws, analysis.HotspotsRequest{Input: input, Limit: limit, SampleType: sampleType,
+			Thread: thread, Process: process, Cursor: cursor})
+	case "callers", "callees", "examples":
+		if fs.NArg() != 2 {
+			return cli.Usagef("fox-analyze %s needs INPUT and FRAME_ID", verb)
+		}
+		req := analysis.StacksRequest{Input: input, FrameID: fs.Arg(1), Limit: limit, SampleType: sampleType,
+			Thread: thread, Process: process, Cursor: cursor}
+		switch verb {
+		case "callers":
+			res, err = analysis.Callers(ctx, ws, req)
+		case "callees":
+			res, err = analysis.Callees(ctx, ws, req)
+		default:
+			res, err = analysis.Examples(ctx, ws, req)
+		}
+	default:
+		return cli.Usagef("unknown verb %q", verb)
+	}
+	if err != nil {
+		return err
+	}
+	w := record.NewWriter(env.Stdout)
+	if *rec {
+		r, err := analysis.NewRecord(ws.Root, res, started, time.Now())
+		if err != nil {
+			return err
+		}
+		return w.Write(r)
+	}
+	return w.Write(Result{Header: record.Header{Record: "analysis_result", SchemaVersion: record.SchemaVersion}, Result: res})
+}
+
+// inputOf returns the INPUT argument, reading records from stdin for "-".
+func inputOf(env *cli.Env, fs *pflag.FlagSet) (string, error) {
+	if fs.NArg() < 1 {
+		return "", cli.Usagef("fox-analyze needs INPUT (a run id, an artifact id, or - for records on stdin)")
+	}
+	if fs.Arg(0) != "-" {
+		return fs.Arg(0), nil
+	}
+	r := record.NewReader(env.Stdin, "<stdin>")
+	last := ""
+	for r.Scan() {
+		raw, ok := r.Record().(*record.Raw)
+		if !ok {
+			fmt.Fprintln(env.Stderr, "fox-analyze:", r.Record())
+			continue
+		}
+		switch raw.Record {
+		case record.KindRun:
+			var rr run.Record
+			if raw.Decode(&rr) == nil {
+				last = rr.RunID
+			}
+		case record.KindGeneration:
+			var g publish.GenerationRecord
+			if raw.Decode(&g) == nil && len(g.InputRunIDs) > 0 {
+				last = g.InputRunIDs[0]
+			}
+		}
+	}
+	if err := r.Err(); err != nil {
+		return "", err
+	}
+	if last == "" {
+		return "", cli.Usagef("no run or generation record on stdin")
+	}
+	return last, nil
+}
