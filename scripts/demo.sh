@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job, end to end, on the bundled example (contrib/examples/reverse-scan):
-# produce real evidence with the Go toolchain, then init a fresh workspace in a
-# temporary copy, import the artifacts, and show what flameox knows.
+# in a temporary copy, create a fresh workspace, declare and approve a Go
+# benchmark workload, capture it with the real Go toolchain through the gotest
+# adapter (CPU and memory profiles, coverage, benchmark samples, test events),
+# publish it, and walk from the hottest function to its callers and stacks.
 # Usage: scripts/demo.sh [BIN_DIR]   (make demo builds the binaries first)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,19 +15,30 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/flameox-demo.XXXXXX")
 echo "demo: working in $work" >&2
 cp -R "$here/contrib/examples/reverse-scan/." "$work/"
 cd "$work"
-git init -q . && git add -A && git -c user.name=demo -c user.email=demo@example.invalid commit -qm example
+cat > flameox.toml <<'TOML'
+schema_version = 1
 
-echo "demo: go test -bench (real benchmark samples and CPU profile)" >&2
-GOWORK=off go test -run '^$' -bench . -benchtime 200ms -count 3 -benchmem -cpuprofile cpu.pprof > bench.txt
-rm -f reversescan.test
+# The example's benchmarks, captured by the gotest adapter.
+[workloads.bench]
+argv = ["go", "test", "-run", "^$", "-bench", ".", "-benchtime", "100ms", "-count", "3", "."]
+timeout_seconds = 300
+env = { GOWORK = "off", GOFLAGS = "-mod=mod" }
+TOML
+git init -q . && git add -A && git -c user.name=demo -c user.email=demo@example.invalid commit -qm example
 
 run() { echo; echo "\$ flameox $*"; "$flameox" "$@"; }
 run init
-run import --kind sample_profile --producer go-test cpu.pprof
-run import --kind benchmark_samples --producer go-test bench.txt
-run import --kind sample_profile --producer go-test cpu.pprof   # identical bytes: stored once
+run capabilities
+run workload show bench
+run workload approve bench
+run capture plan gotest --workload bench
+run capture run gotest --workload bench
+id=$("$flameox" runs list --json | sed -n 's/.*"run_id": "\([^"]*\)".*/\1/p' | head -n 1)
+run analyze hotspots "$id" --limit 8 --record
+frame=$("$flameox" analyze hotspots "$id" --limit 1 --json | sed -n 's/.*"frame_id": "\([^"]*\)".*/\1/p' | head -n 1)
+run stacks callers "$id" "$frame" --limit 5
+run stacks examples "$id" "$frame" --limit 1
+run measurements query --run "$id" --name-prefix gobench. --limit 6
 run status
-run runs list
-run artifacts list
 echo
 echo "demo: done; the workspace is $work/.diagnostics" >&2

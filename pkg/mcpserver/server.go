@@ -1,0 +1,185 @@
+// Package mcpserver is flameox's MCP server: the same service packages the
+// `flameox` porcelain calls (status, capture, publish, query, catalog,
+// workload, analysis), offered to coding agents as typed tools and resource
+// templates over stdio.
+//
+// Why a separate surface at all: an agent must never be handed a shell. So
+// no tool takes argv, a cwd, a shell string, SQL or an arbitrary absolute
+// path; a capture is a two-step plan → execute bound by a single-use,
+// short-lived token; approving a workload stays a human decision on the CLI;
+// and no result carries raw artifact bytes, process output, argv, executable
+// paths or environment names.
+//
+// Every tool answers with one envelope {schema_version, ok, result, error}
+// as structured content (result is the exact Go type `flameox … --json`
+// prints, error is a *fault.Error), plus a short, terminal-safe text, and
+// isError on failure. Output schemas are concrete all the way down (no
+// `any`), because TypeScript-SDK hosts reject a `true` sub-schema and then
+// see no tools at all.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/flameox/flameox/pkg/adapter/all"
+	"github.com/flameox/flameox/pkg/broker"
+	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/publish"
+	"github.com/flameox/flameox/pkg/version"
+	"github.com/flameox/flameox/pkg/workspace"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configure a server.
+type Options struct {
+	// ProjectRoot is the project directory; the workspace is exactly
+	// ProjectRoot/.diagnostics (no walk up to parents).
+	ProjectRoot string
+	// Init creates the workspace when Serve starts and it is missing.
+	Init bool
+	// Logger receives diagnostics (stderr only; nil discards them).
+	Logger *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Environ is the parent environment the broker filters for workloads
+	// (default os.Environ).
+	Environ func() []string
+	// TokenTTL is the lifetime of a plan token (default 5 minutes).
+	TokenTTL time.Duration
+}
+
+// server is one MCP server and its state.
+type server struct {
+	opts   Options
+	mcp    *mcp.Server
+	tokens *tokenStore
+	inputs map[string]*toolInput // tool name → input schema facts
+}
+
+// New builds the MCP server with every tool and resource template.
+func New(opts Options) *mcp.Server { return newServer(opts).mcp }
+
+func newServer(opts Options) *server {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ
+	}
+	if opts.TokenTTL <= 0 {
+		opts.TokenTTL = 5 * time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if abs, err := filepath.Abs(opts.ProjectRoot); err == nil {
+		opts.ProjectRoot = abs
+	}
+	s := &server{opts: opts, tokens: newTokenStore(), inputs: map[string]*toolInput{}}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "flameox", Title: "flameox runtime evidence", Version: version.Version()},
+		&mcp.ServerOptions{Instructions: instructions, Logger: opts.Logger, Capabilities: &mcp.ServerCapabilities{}})
+	s.mcp.AddReceivingMiddleware(s.recoverPanics, s.checkArguments)
+	s.addWorkspaceTools()
+	s.addQueryTools()
+	s.addCaptureTools()
+	s.addAnalysisTools()
+	s.addResources()
+	return s
+}
+
+// Serve runs the server on stdin/stdout until stdin ends or ctx is done.
+// With opts.Init a missing workspace is created first.
+func Serve(ctx context.Context, opts Options, stdin io.Reader, stdout io.Writer) error {
+	s := newServer(opts)
+	if opts.Init {
+		if _, err := s.workspace(); fault.Is(err, fault.WorkspaceNotFound) {
+			if _, err := workspace.Init(ctx, s.opts.ProjectRoot, s.opts.Now()); err != nil {
+				return err
+			}
+			s.opts.Logger.Info("initialized workspace", "project_root", s.opts.ProjectRoot)
+		}
+	}
+	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+	err := s.mcp.Run(ctx, t)
+	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// Tools lists the names of every tool the server registers, sorted.
+func Tools() []string {
+	s := newServer(Options{})
+	out := make([]string, 0, len(s.inputs))
+	for name := range s.inputs {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// workspace opens ProjectRoot/.diagnostics, or fails WORKSPACE_NOT_FOUND.
+// It is opened per call, so initialize_workspace and config edits take
+// effect without a restart.
+func (s *server) workspace() (*workspace.Workspace, error) {
+	dir := filepath.Join(s.opts.ProjectRoot, workspace.DirName)
+	if _, err := os.Stat(filepath.Join(dir, "workspace.json")); errors.Is(err, fs.ErrNotExist) {
+		return nil, fault.New(fault.WorkspaceNotFound, "no flameox workspace in %s", s.opts.ProjectRoot).
+			Fix("Call initialize_workspace to create it, or run `flameox init` in the project root.")
+	}
+	return workspace.Open(dir)
+}
+
+// captureService builds the capture service as fox-capture does.
+func (s *server) captureService(ws *workspace.Workspace) *capture.Service {
+	return &capture.Service{WS: ws, Now: s.opts.Now, Identity: &capture.IdentityCollector{Runner: broker.Default},
+		Adapters: all.Registry(), Environ: s.opts.Environ}
+}
+
+// publisher is the publisher with every built-in extractor.
+func (s *server) publisher(ws *workspace.Workspace) *publish.Publisher {
+	return &publish.Publisher{WS: ws, Now: s.opts.Now, Extractors: all.Registry().Extractors()}
+}
+
+// limitSchema bounds a "limit" property to 1..1000 with an MCP default
+// small enough to keep results under a few kilobytes.
+func limitSchema(def int) func(*jsonschema.Schema) {
+	return func(sch *jsonschema.Schema) {
+		p := sch.Properties["limit"]
+		if p == nil {
+			return
+		}
+		p.Minimum, p.Maximum = jsonschema.Ptr(1.0), jsonschema.Ptr(1000.0)
+		p.Default = []byte(itoa(def))
+		p.Description = "rows to return (default " + itoa(def) + ", max 1000); a truncated result says total and gives a cursor"
+	}
+}
+
+// enum restricts a string property to values.
+func enum(prop string, values ...string) func(*jsonschema.Schema) {
+	return func(sch *jsonschema.Schema) {
+		if p := sch.Properties[prop]; p != nil {
+			p.Enum = make([]any, len(values))
+			for i, v := range values {
+				p.Enum[i] = v
+			}
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
