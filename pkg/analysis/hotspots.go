@@ -112,7 +112,7 @@ func Hotspots(ctx context.Context, ws *workspace.Workspace, req HotspotsRequest)
 	if err != nil {
 		return nil, err
 	}
-	s, err := query.Open(ctx, ws)
+	s, err := query.OpenTables(ctx, ws, profileTables...)
 	if err != nil {
 		return nil, err
 	}

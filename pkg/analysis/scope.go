@@ -24,6 +24,9 @@ import (
 	"github.com/flameox/flameox/pkg/run"
 )
 
+// profileTables are the tables the profile analyses read.
+var profileTables = []string{"artifacts", "measurements", "frames", "frame_measurements", "call_edges", "stacks"}
+
 // Source is the profile an analysis reads: one artifact of one run, at the
 // generation that extracted it last.
 type Source struct {
@@ -35,15 +38,22 @@ type Source struct {
 	GenerationID string `json:"generation_id"`
 }
 
-var qProfiles = catalog.Query{Name: "analysis.profiles", Version: "1", SQL: `
-SELECT fm.run_id, fm.artifact_id, arg_max(fm.evidence_generation_id, fm.published_at),
-       coalesce(any_value(a.display_name), ''), coalesce(any_value(a.kind), ''), coalesce(any_value(a.producer), ''),
-       coalesce(any_value(a.role), '')
-FROM frame_measurements fm
-LEFT JOIN artifacts_current a ON a.run_id = fm.run_id AND a.artifact_id = fm.artifact_id
-WHERE ($1 <> '' AND fm.run_id = $1) OR ($2 <> '' AND fm.artifact_id = $2)
-GROUP BY fm.run_id, fm.artifact_id
-ORDER BY max(fm.published_at) DESC, fm.run_id, fm.artifact_id`}
+// qProfiles finds extracted profiles through their few profile.total
+// measurement rows (cheap), not through the frame tables.
+var qProfiles = catalog.Query{Name: "analysis.profiles", Version: "2", SQL: `
+WITH p AS (
+  SELECT run_id, artifact_id, arg_max(evidence_generation_id, published_at) AS gen, max(published_at) AS at
+  FROM measurements
+  WHERE name = 'profile.total' AND (($1 <> '' AND run_id = $1) OR ($2 <> '' AND artifact_id = $2))
+  GROUP BY run_id, artifact_id),
+a AS (
+  SELECT run_id, artifact_id, any_value(display_name) AS display_name, any_value(kind) AS kind,
+         any_value(producer) AS producer, any_value(role) AS role
+  FROM artifacts WHERE (($1 <> '' AND run_id = $1) OR ($2 <> '' AND artifact_id = $2))
+  GROUP BY run_id, artifact_id)
+SELECT p.run_id, p.artifact_id, p.gen, coalesce(a.display_name, ''), coalesce(a.kind, ''), coalesce(a.producer, ''), coalesce(a.role, '')
+FROM p LEFT JOIN a USING (run_id, artifact_id)
+ORDER BY p.at DESC, p.run_id, p.artifact_id`}
 
 // resolve finds the profile an input names: a run id (its profile
 // artifact; sample profiles before memory profiles, primary before derived)

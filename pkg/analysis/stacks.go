@@ -114,7 +114,7 @@ func startDrill(ctx context.Context, ws *workspace.Workspace, req StacksRequest,
 	if !digest.Valid(req.FrameID) {
 		return nil, fault.New(fault.InvalidArguments, "%q is not a frame id (sha256:…)", req.FrameID)
 	}
-	s, err := query.Open(ctx, ws)
+	s, err := query.OpenTables(ctx, ws, profileTables...)
 	if err != nil {
 		return nil, err
 	}

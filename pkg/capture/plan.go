@@ -143,7 +143,7 @@ func (s *Service) prepare(ctx context.Context, req PlanRequest, outDir string) (
 		return nil, err
 	}
 	argv := append([]string{exe}, inst.Argv[1:]...)
-	apl, err := ad.Plan(adapter.PlanRequest{ProjectRoot: s.WS.ProjectRoot, OutputDir: outDir, Argv: argv})
+	apl, err := ad.Plan(adapter.PlanRequest{ProjectRoot: s.WS.ProjectRoot, OutputDir: outDir, Argv: argv, Options: inst.Options})
 	if err != nil {
 		return nil, err
 	}

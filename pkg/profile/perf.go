@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/google/pprof/profile"
 	"github.com/ianlancetaylor/demangle"
@@ -22,7 +23,19 @@ var perfHeader = regexp.MustCompile(
 // perfFrameStart matches the start of an indented callchain line.
 var perfFrameStart = regexp.MustCompile(`^\s+[0-9a-fA-F]+(\s|$)`)
 
-var symOffset = regexp.MustCompile(`\+0x[0-9a-fA-F]+$`)
+// trimOffset removes a trailing "+0x<hex>" from a symbol.
+func trimOffset(sym string) string {
+	i := strings.LastIndex(sym, "+0x")
+	if i < 0 || i+3 == len(sym) {
+		return sym
+	}
+	for _, c := range sym[i+3:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return sym
+		}
+	}
+	return sym[:i]
+}
 
 type perfSample struct {
 	event  int
@@ -62,9 +75,24 @@ func parsePerf(data []byte, opts Options) (*Profile, error) {
 		demangled  bool
 		noPid      int
 		terminated = true
+		// Callchain lines repeat (the same address, symbol and module in
+		// many samples): parse each distinct line once.
+		frameCache = map[string]frameResult{}
 	)
-	for i, line := range splitLines(data) {
-		n := i + 1
+	// data is never modified after reading, so its lines can be viewed as
+	// strings without copying the whole (often hundreds of MB) file.
+	text := ""
+	if len(data) > 0 {
+		text = unsafe.String(&data[0], len(data))
+	}
+	for n := 1; len(text) > 0; n++ {
+		var line string
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			line, text = text, ""
+		}
+		line = strings.TrimSuffix(line, "\r")
 		switch {
 		case strings.HasPrefix(line, "#"):
 			if v, ok := strings.CutPrefix(line, "# perf version :"); ok && cur == nil {
@@ -76,12 +104,16 @@ func parsePerf(data []byte, opts Options) (*Profile, error) {
 			if cur == nil {
 				return nil, failf(FormatPerfScript, n, "stack frame outside a sample")
 			}
-			f, dm, err := parsePerfFrame(line, opts)
-			if err != nil {
-				return nil, failf(FormatPerfScript, n, "%v", err)
+			r, ok := frameCache[line]
+			if !ok {
+				r.f, r.demangled, r.err = parsePerfFrame(line, opts)
+				frameCache[line] = r
 			}
-			demangled = demangled || dm
-			cur.frames = append(cur.frames, f)
+			if r.err != nil {
+				return nil, failf(FormatPerfScript, n, "%v", r.err)
+			}
+			demangled = demangled || r.demangled
+			cur.frames = append(cur.frames, r.f)
 		default:
 			m := perfHeader.FindStringSubmatch(line)
 			if m == nil {
@@ -175,6 +207,13 @@ func parsePerf(data []byte, opts Options) (*Profile, error) {
 	return out, nil
 }
 
+// frameResult caches one parsed callchain line.
+type frameResult struct {
+	f         frame
+	demangled bool
+	err       error
+}
+
 // parsePerfFrame reads "addr sym[+off] (dso)". "[unknown]" symbols become
 // unsymbolized frames; a "[unknown]" dso becomes no module.
 func parsePerfFrame(line string, opts Options) (frame, bool, error) {
@@ -192,7 +231,7 @@ func parsePerfFrame(line string, opts Options) (frame, bool, error) {
 		dso = ""
 	}
 	f := frame{addr: addr, module: dso}
-	sym = symOffset.ReplaceAllString(sym, "")
+	sym = trimOffset(sym)
 	if sym == "" || sym == "[unknown]" {
 		return f, false, nil
 	}

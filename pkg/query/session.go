@@ -43,8 +43,14 @@ type Session struct {
 	release func()
 }
 
-// Open pins HEAD and opens a reader on it.
+// Open pins HEAD and opens a reader on it with every table.
 func Open(ctx context.Context, ws *workspace.Workspace) (*Session, error) {
+	return OpenTables(ctx, ws)
+}
+
+// OpenTables pins HEAD and opens a reader with views over only the named
+// tables (all tables when none are named).
+func OpenTables(ctx context.Context, ws *workspace.Workspace, tables ...string) (*Session, error) {
 	release, err := ws.Locks().Lock(ctx, lock.Retention, true)
 	if err != nil {
 		return nil, err
@@ -54,7 +60,7 @@ func Open(ctx context.Context, ws *workspace.Workspace) (*Session, error) {
 		release()
 		return nil, err
 	}
-	r, err := catalog.Open(ctx, snap, catalog.Options{MaxRows: MaxLimit})
+	r, err := catalog.Open(ctx, snap, catalog.Options{MaxRows: MaxLimit, Tables: tables})
 	if err != nil {
 		release()
 		return nil, err

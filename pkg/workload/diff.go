@@ -49,6 +49,11 @@ func Diff(old, cur Definition) []string {
 			add("allow_env %s removed", n)
 		}
 	}
+	for _, k := range unionKeys(old.Options, cur.Options) {
+		if old.Options[k] != cur.Options[k] {
+			add("options.%s %q → %q", k, old.Options[k], cur.Options[k])
+		}
+	}
 	op, cp := paramMap(old.Parameters), paramMap(cur.Parameters)
 	for _, n := range unionKeys(op, cp) {
 		o, inOld := op[n]

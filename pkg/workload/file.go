@@ -38,6 +38,7 @@ type rawWorkload struct {
 	TimeoutSeconds *float64          `toml:"timeout_seconds"`
 	Env            map[string]string `toml:"env"`
 	AllowEnv       []string          `toml:"allow_env"`
+	Options        map[string]string `toml:"options"`
 	Parameters     map[string]any    `toml:"parameters"`
 	Oracle         *rawOracle        `toml:"oracle"`
 }

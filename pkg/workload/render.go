@@ -27,10 +27,12 @@ type Instance struct {
 	Env    map[string]string `json:"env"`
 	// AllowEnv names inherited variables the broker may pass although
 	// they look like secrets.
-	AllowEnv       []string      `json:"allow_env"`
-	Timeout        time.Duration `json:"timeout_ns"`
-	OracleStrength string        `json:"oracle_strength"` // "" without an oracle
-	OracleArgv     []string      `json:"oracle_argv"`
+	AllowEnv []string `json:"allow_env"`
+	// Options are the adapter options (not templated).
+	Options        map[string]string `json:"options"`
+	Timeout        time.Duration     `json:"timeout_ns"`
+	OracleStrength string            `json:"oracle_strength"` // "" without an oracle
+	OracleArgv     []string          `json:"oracle_argv"`
 	// InstanceID digests the definition id, the rendered command and the
 	// parameters; it does not depend on where the project is checked out.
 	InstanceID string `json:"instance_id"`
@@ -75,7 +77,7 @@ func (w *Workload) Render(projectRoot string, params map[string]any) (*Instance,
 	}
 	inst := &Instance{
 		Workload: w.Name, DefinitionID: w.id, Parameters: chosen,
-		Argv: renderAll(w.argv, chosen), Env: map[string]string{}, AllowEnv: slices.Clone(w.AllowEnv),
+		Argv: renderAll(w.argv, chosen), Env: map[string]string{}, AllowEnv: slices.Clone(w.AllowEnv), Options: map[string]string{},
 		Timeout:    time.Duration(w.TimeoutSeconds * float64(time.Second)),
 		OracleArgv: renderAll(w.oracleArgv, chosen),
 	}
@@ -95,6 +97,9 @@ func (w *Workload) Render(projectRoot string, params map[string]any) (*Instance,
 	}
 	if w.Oracle != nil {
 		inst.OracleStrength = w.Oracle.Strength
+	}
+	for k, v := range w.Options {
+		inst.Options[k] = v
 	}
 	inst.InstanceID, err = digest.Of(map[string]any{
 		"definition_id": inst.DefinitionID,

@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -25,9 +26,12 @@ type Workload struct {
 	Cwd            string
 	TimeoutSeconds float64
 	Env            map[string]string
-	AllowEnv       []string     // sorted
-	Parameters     []*Parameter // sorted by name
-	Oracle         *Oracle      // nil when none is declared
+	AllowEnv       []string // sorted
+	// Options are adapter capture options (e.g. perf frequency, py-spy
+	// native); part of the definition, so changing them revokes approval.
+	Options    map[string]string
+	Parameters []*Parameter // sorted by name
+	Oracle     *Oracle      // nil when none is declared
 
 	file       string
 	id         string
@@ -55,11 +59,14 @@ type Definition struct {
 	TimeoutSeconds float64           `json:"timeout_seconds"`
 	Env            map[string]string `json:"env"`
 	AllowEnv       []string          `json:"allow_env"`
+	Options        map[string]string `json:"options,omitempty"`
 	Parameters     []Parameter       `json:"parameters"`
 	Oracle         *Oracle           `json:"oracle,omitempty"`
 }
 
 // Canonical returns a copy of the workload's canonical form.
+var optionNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
 func (w *Workload) Canonical() Definition {
 	d := Definition{
 		Name: w.Name, Argv: slices.Clone(w.Argv), Cwd: w.Cwd, TimeoutSeconds: w.TimeoutSeconds,
@@ -67,6 +74,12 @@ func (w *Workload) Canonical() Definition {
 	}
 	for k, v := range w.Env {
 		d.Env[k] = v
+	}
+	if len(w.Options) > 0 {
+		d.Options = map[string]string{}
+		for k, v := range w.Options {
+			d.Options[k] = v
+		}
 	}
 	for _, p := range w.Parameters {
 		d.Parameters = append(d.Parameters, Parameter{Name: p.Name, Type: p.Type, Choices: slices.Clone(p.Choices), Default: p.Default, values: slices.Clone(p.values)})
@@ -191,6 +204,19 @@ func buildWorkload(path, name string, raw *rawWorkload) (*Workload, error) {
 		w.AllowEnv = append(w.AllowEnv, n)
 	}
 	slices.Sort(w.AllowEnv)
+	if len(raw.Options) > 32 {
+		return nil, invalid(path, key+".options", "has %d entries; at most 32 are allowed", len(raw.Options))
+	}
+	for k, v := range raw.Options {
+		ok := fmt.Sprintf("%s.options.%s", key, k)
+		if !optionNameRE.MatchString(k) || len(v) > 256 || strings.ContainsRune(v, 0) {
+			return nil, invalid(path, ok, "is not a valid option (name [a-z][a-z0-9_]*, value up to 256 bytes)")
+		}
+		if w.Options == nil {
+			w.Options = map[string]string{}
+		}
+		w.Options[k] = v
+	}
 	if o := raw.Oracle; o != nil {
 		w.Oracle = &Oracle{Strength: StrengthExecution, Argv: slices.Clone(o.Argv)}
 		if o.Strength != nil {
