@@ -62,7 +62,8 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 	}
 	now := s.now()
 	m := run.Manifest{
-		RunID: run.NewID(), RunType: run.TypeExecution, CreatedAt: now, UpdatedAt: now,
+		SchemaVersion: run.SchemaVersion,
+		RunID:         run.NewID(), RunType: run.TypeExecution, CreatedAt: now, UpdatedAt: now,
 		ExecutionStatus: run.ExecPlanned, CaptureStatus: run.CapturePending, ValidationStatus: run.ValidationNotRequested,
 		Reason: "planned",
 		Workload: &run.WorkloadInfo{Name: pre.wl.Name, DefinitionID: pre.wl.DefinitionID(), InstanceID: pre.inst.InstanceID,

@@ -115,8 +115,9 @@ func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest
 		return nil, err
 	}
 	m := run.Manifest{
-		Lease: &run.Lease{Owner: owner, HeartbeatAt: now, ExpiresAt: now.Add(time.Hour)},
-		RunID: run.NewID(), RunType: run.TypeImport, CreatedAt: now, UpdatedAt: now,
+		SchemaVersion: run.SchemaVersion,
+		Lease:         &run.Lease{Owner: owner, HeartbeatAt: now, ExpiresAt: now.Add(time.Hour)},
+		RunID:         run.NewID(), RunType: run.TypeImport, CreatedAt: now, UpdatedAt: now,
 		ExecutionStatus: run.ExecNotApplicable, CaptureStatus: run.CapturePending, ValidationStatus: run.ValidationNotRequested,
 		Import: &run.ImportInfo{SourceName: filepath.Base(path), RequestedBy: requestedBy(req.RequestedBy)},
 		Reason: "import started",
