@@ -98,8 +98,16 @@ func (b *builder) stack(frames []frame) []*profile.Location {
 // everything before the last space and starts with a non-space; the count is
 // a non-negative integer. As in flamegraph.pl (Perl's split), trailing empty
 // frames are dropped; an empty frame elsewhere is an unknown frame.
+//
+// A line that holds only a count (" 1") is a sample without any frame, as
+// py-spy's raw output writes for samples with no Python frame; it returns
+// no frames and ok.
 func splitCollapsed(line string) (frames []string, count int64, ok bool) {
 	line = strings.TrimRight(line, " \t\r")
+	if t := strings.TrimLeft(line, " \t"); t != line && t != "" {
+		count, err := strconv.ParseInt(t, 10, 64)
+		return nil, count, err == nil && count >= 0
+	}
 	i := strings.LastIndexAny(line, " \t")
 	if i <= 0 || line[0] == ' ' || line[0] == '\t' {
 		return nil, 0, false
@@ -136,6 +144,7 @@ func looksCollapsed(lines []string) bool {
 func parseCollapsed(data []byte) (*Profile, error) {
 	b := newBuilder(&profile.ValueType{Type: "samples", Unit: "count"})
 	nested := false
+	empty := int64(0)
 	for i, line := range splitLines(data) {
 		if strings.TrimSpace(line) == "" {
 			continue
@@ -145,6 +154,9 @@ func parseCollapsed(data []byte) (*Profile, error) {
 			return nil, failf(FormatCollapsed, i+1, "not a \"stack count\" line: %.80q", line)
 		}
 		nested = nested || len(frames) > 1
+		if len(frames) == 0 {
+			empty += count
+		}
 		leafFirst := make([]frame, len(frames))
 		for j, name := range frames {
 			leafFirst[len(frames)-1-j] = frame{name: name} // "" = unknown frame
@@ -163,6 +175,9 @@ func parseCollapsed(data []byte) (*Profile, error) {
 	}}
 	if b.unsymbolized > 0 {
 		out.Limitations = append(out.Limitations, "empty frame names inside stacks are kept as unknown (unsymbolized) frames")
+	}
+	if empty > 0 {
+		out.Limitations = append(out.Limitations, strconv.FormatInt(empty, 10)+" samples have no frame: they count in totals but in no function")
 	}
 	return out, nil
 }

@@ -100,3 +100,21 @@ func TestCollapsedAddrsIsOneEvent(t *testing.T) {
 		t.Errorf("folded total %d, perf instructions %d", f, i)
 	}
 }
+
+func TestCollapsedEmptyStackLines(t *testing.T) {
+	in := "main;work;burn 5\n 2\nmain;idle 1\n"
+	if Detect([]byte(in)) != FormatCollapsed {
+		t.Fatal("py-spy raw output with empty-stack lines not detected")
+	}
+	p, err := Parse(strings.NewReader(in), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, _ := Totals(p.P, 0)
+	if total != 8 {
+		t.Fatalf("total %d, want 8 (empty-stack samples count)", total)
+	}
+	if Top(p.P, 0, nil)[0].Function != "burn" {
+		t.Fatal("top frame")
+	}
+}
