@@ -60,6 +60,10 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 	if pre.approved != nil {
 		return nil, pre.approved
 	}
+	if req.ExpectedDigest != "" && req.ExpectedDigest != pre.plan.Digest {
+		return nil, fault.New(fault.InvalidCapturePlan, "the workload, its approval, the executable or the policy changed since the plan was made").
+			Fix("Make a new plan, review it, and execute that one.")
+	}
 	now := s.now()
 	m := run.Manifest{
 		SchemaVersion: run.SchemaVersion,
@@ -135,7 +139,7 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 	if runErr == nil {
 		lim = append(lim, s.runSteps(ctx, real, outDir)...)
 	}
-	validation, vinfo := s.validate(ctx, real, res, runErr, func() error {
+	validation, vinfo := s.validate(ctx, real, res, runErr, out, func() error {
 		// Record that the workload finished and validation started, so a
 		// crash during the oracle leaves a truthful run behind.
 		mid := m.Clone()
@@ -239,7 +243,7 @@ func (s *Service) runSteps(ctx context.Context, p *prepared, outDir string) []st
 		case err != nil:
 			lim = append(lim, "step "+st.Name+" failed: "+fault.As(err).Message)
 		case res.ExitCode != 0:
-			lim = append(lim, fmt.Sprintf("step %s exited with %d: %s", st.Name, res.ExitCode, firstLine(res.Stderr.Data)))
+			lim = append(lim, fmt.Sprintf("step %s exited with %d", st.Name, res.ExitCode))
 		case res.Stdout.Truncated:
 			lim = append(lim, "step "+st.Name+" output exceeded the artifact budget and was truncated")
 		}
@@ -248,7 +252,7 @@ func (s *Service) runSteps(ctx context.Context, p *prepared, outDir string) []st
 }
 
 // validate runs the oracle (without the collector) after a successful run.
-func (s *Service) validate(ctx context.Context, p *prepared, res *broker.Result, runErr error, start func() error) (string, *run.ValidationInfo) {
+func (s *Service) validate(ctx context.Context, p *prepared, res *broker.Result, runErr error, stage string, start func() error) (string, *run.ValidationInfo) {
 	if p.plan.Oracle == nil {
 		return run.ValidationNotRequested, nil
 	}
@@ -276,6 +280,10 @@ func (s *Service) validate(ctx context.Context, p *prepared, res *broker.Result,
 		StdoutLimit: 1 << 20, StderrLimit: 1 << 20})
 	if or != nil {
 		info.ExitCode, info.Signal, info.WallTimeNs = or.ExitCode, or.Signal, int64(or.Wall)
+		// The oracle's output is evidence too: registered with the run
+		// (roles oracle_stdout/oracle_stderr), never quoted in messages.
+		os.WriteFile(filepath.Join(stage, "oracle.stdout.txt"), or.Stdout.Data, 0o600)
+		os.WriteFile(filepath.Join(stage, "oracle.stderr.txt"), or.Stderr.Data, 0o600)
 	}
 	switch {
 	case ctx.Err() != nil:
@@ -288,7 +296,7 @@ func (s *Service) validate(ctx context.Context, p *prepared, res *broker.Result,
 		info.Reason = "the oracle accepted the result"
 		return run.ValidationPassed, info
 	}
-	info.Reason = fmt.Sprintf("the oracle rejected the result (exit %d): %s", or.ExitCode, firstLine(or.Stderr.Data))
+	info.Reason = fmt.Sprintf("the oracle rejected the result (exit %d)", or.ExitCode)
 	return run.ValidationFailed, info
 }
 
@@ -310,7 +318,8 @@ func (s *Service) register(ctx context.Context, p *prepared, runID, outDir, stag
 	for _, st := range p.apl.Steps {
 		files = append(files, file{filepath.Join(outDir, st.Produces.RelPath), st.Produces})
 	}
-	files = append(files, file{filepath.Join(stage, "stdout.txt"), outputDecl("stdout")}, file{filepath.Join(stage, "stderr.txt"), outputDecl("stderr")})
+	files = append(files, file{filepath.Join(stage, "stdout.txt"), outputDecl("stdout")}, file{filepath.Join(stage, "stderr.txt"), outputDecl("stderr")},
+		file{filepath.Join(stage, "oracle.stdout.txt"), outputDecl("oracle_stdout")}, file{filepath.Join(stage, "oracle.stderr.txt"), outputDecl("oracle_stderr")})
 	for _, f := range files {
 		fi, err := os.Lstat(f.path)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -453,15 +462,4 @@ func (s *Service) progress(phase, msg string) {
 			return
 		}
 	}
-}
-
-func firstLine(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 200 {
-		s = s[:200]
-	}
-	return s
 }

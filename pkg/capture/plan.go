@@ -24,6 +24,10 @@ type PlanRequest struct {
 	// ForMCP marks a capture requested by an agent (containment policy
 	// required_for_mcp applies).
 	ForMCP bool `json:"-"`
+	// ExpectedDigest, when set, is the digest of a plan shown earlier:
+	// Execute refuses (INVALID_CAPTURE_PLAN) if the plan it is about to run
+	// binds anything else.
+	ExpectedDigest string `json:"-"`
 }
 
 // CapturePlan is the side-effect-free plan `flameox capture plan` prints:

@@ -18,6 +18,7 @@ import (
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/publish"
+	"github.com/flameox/flameox/pkg/tool/foxmcp"
 	"github.com/flameox/flameox/pkg/version"
 	"github.com/flameox/flameox/pkg/workspace"
 	"github.com/spf13/pflag"
@@ -71,6 +72,8 @@ func Commands() []*Command {
 		{Name: "catalog validate", Summary: "check catalog.duckdb holds only what flameox puts there", MCPTool: "validate_catalog", Run: catalogValidate},
 		{Name: "catalog compact", Summary: "rewrite small generations into one segment per table", CLIOnly: "administrative: rewrites the published corpus", Run: catalogCompact},
 		{Name: "catalog status", Summary: "when the catalog was built and whether it is fresh", MCPTool: "catalog_status", Run: catalogStatus},
+		{Name: "mcp serve", Args: "[--project-root DIR] [--init]", Summary: "run the MCP server on stdio (what an agent host launches)", CLIOnly: "it is the MCP server itself", Run: mcpCmd("serve")},
+		{Name: "mcp inspect", Args: "[--json]", Summary: "every MCP tool's schemas and annotations, the resources and the instructions", CLIOnly: "describes the MCP server itself", Run: mcpCmd("inspect")},
 		{Name: "version", Summary: "print the flameox version", CLIOnly: "the MCP initialize reply already carries the server version", Run: versionCmd},
 	}
 	return cmds
@@ -191,4 +194,16 @@ func versionCmd(_ context.Context, c *Context, _ []string) error {
 // publisher returns the publisher for ws with every built-in extractor.
 func (c *Context) publisher(ws *workspace.Workspace) *publish.Publisher {
 	return &publish.Publisher{WS: ws, Now: c.Env.Now, Extractors: all.Registry().Extractors()}
+}
+
+// mcpCmd runs fox-mcp's verbs in process, rooted at the project directory
+// (a later --project-root wins).
+func mcpCmd(verb string) func(context.Context, *Context, []string) error {
+	return func(ctx context.Context, c *Context, args []string) error {
+		pre := []string{verb, "--project-root", c.Dir}
+		if verb == "inspect" && c.JSON {
+			pre = append(pre, "--json")
+		}
+		return foxmcp.Run(ctx, c.Env, append(pre, args...))
+	}
 }

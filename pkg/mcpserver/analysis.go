@@ -1,0 +1,129 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/flameox/flameox/pkg/adapter/all"
+	"github.com/flameox/flameox/pkg/analysis"
+	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Default page sizes of the analyses over MCP (the CLI shows more): a
+// hotspot row is about 400 bytes of JSON, an example stack up to 64 frames.
+const (
+	hotspotsLimit = 10
+	edgesLimit    = 10
+	examplesLimit = 3
+)
+
+type hotspotsInput struct {
+	analysis.HotspotsRequest
+	Record bool `json:"record,omitempty" jsonschema:"also persist the analysis (with its corpus commit and inputs) as a new analysis in the corpus"`
+}
+
+func (s *server) addAnalysisTools() {
+	addTool(s, &mcp.Tool{Name: "analyze_hotspots",
+		Description: "Top frames of a published profile by self value, with inclusive values and fractions (like go tool pprof -top). Read-only unless record is true. Gives frame ids for the drill-down tools.",
+		Annotations: &mcp.ToolAnnotations{Title: "Analyze hotspots", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+	}, s.analyzeHotspots, limitSchema(hotspotsLimit))
+	addTool(s, &mcp.Tool{Name: "get_frame_callers",
+		Description: "Frames that call a frame, weighted by the samples in which the call occurs.",
+		Annotations: readOnly("Frame callers")}, s.stacksEdges(true), limitSchema(edgesLimit))
+	addTool(s, &mcp.Tool{Name: "get_frame_callees",
+		Description: "Frames a frame calls, weighted by the samples in which the call occurs.",
+		Annotations: readOnly("Frame callees")}, s.stacksEdges(false), limitSchema(edgesLimit))
+	addTool(s, &mcp.Tool{Name: "get_stack_examples",
+		Description: "The heaviest stored stacks through a frame (root first, at most 64 frames each, leaf side kept).",
+		Annotations: readOnly("Stack examples")}, s.stackExamples, limitSchema(examplesLimit))
+	addTool(s, &mcp.Tool{Name: "get_native_viewer_plan",
+		Description: "The command a human can run to open an artifact in its own ecosystem's viewer (go tool pprof, perf report, ...). Never launches anything.",
+		Annotations: readOnly("Native viewer plan")}, s.viewerPlan)
+}
+
+func (s *server) analyzeHotspots(ctx context.Context, _ *mcp.CallToolRequest, in hotspotsInput) (*analysis.HotspotsOutput, string, error) {
+	ws, err := s.workspace()
+	if err != nil {
+		return nil, "", err
+	}
+	if in.Limit == 0 {
+		in.Limit = hotspotsLimit
+	}
+	started := s.opts.Now()
+	res, err := analysis.Hotspots(ctx, ws, in.HotspotsRequest)
+	if err != nil {
+		return nil, "", err
+	}
+	out := &analysis.HotspotsOutput{HotspotsResult: res}
+	sum := fmt.Sprintf("%s of %s: %s", res.SampleType.Type, res.Source.ArtifactID,
+		pageText("frame(s)", res.Returned, res.Total, res.Truncated, res.Cursor))
+	if len(res.Rows) > 0 {
+		r := res.Rows[0]
+		// Names come from the artifact: they stay in the structured result
+		// (JSON-quoted), never in the text an agent reads as prose.
+		sum += fmt.Sprintf("; top frame %s has %.1f%% self", r.FrameID, 100*r.SelfFraction)
+	}
+	if in.Record {
+		if out.Recorded, err = analysis.Persist(ctx, s.publisher(ws), res, started, s.opts.Now()); err != nil {
+			return nil, "", err
+		}
+		sum += fmt.Sprintf("; recorded as analysis %s in commit %s", out.Recorded.AnalysisID, corpus.Short(out.Recorded.CorpusCommitID))
+	}
+	return out, sum, nil
+}
+
+func (s *server) stacksEdges(callers bool) handlerFunc[analysis.StacksRequest, analysis.CallEdgeResult] {
+	return func(ctx context.Context, _ *mcp.CallToolRequest, in analysis.StacksRequest) (*analysis.CallEdgeResult, string, error) {
+		ws, err := s.workspace()
+		if err != nil {
+			return nil, "", err
+		}
+		if in.Limit == 0 {
+			in.Limit = edgesLimit
+		}
+		fn, what := analysis.Callees, "callee(s)"
+		if callers {
+			fn, what = analysis.Callers, "caller(s)"
+		}
+		res, err := fn(ctx, ws, in)
+		if err != nil {
+			return nil, "", err
+		}
+		return res, "frame " + res.Focus.FrameID + ": " + pageText(what, res.Returned, res.Total, res.Truncated, res.Cursor), nil
+	}
+}
+
+func (s *server) stackExamples(ctx context.Context, _ *mcp.CallToolRequest, in analysis.StacksRequest) (*analysis.StackExamplesResult, string, error) {
+	ws, err := s.workspace()
+	if err != nil {
+		return nil, "", err
+	}
+	if in.Limit == 0 {
+		in.Limit = examplesLimit
+	}
+	res, err := analysis.Examples(ctx, ws, in)
+	if err != nil {
+		return nil, "", err
+	}
+	return res, "frame " + res.Focus.FrameID + ": " + pageText("stack(s)", res.Returned, res.Total, res.Truncated, res.Cursor), nil
+}
+
+func (s *server) viewerPlan(ctx context.Context, _ *mcp.CallToolRequest, in artifactInput) (*analysis.ViewerPlan, string, error) {
+	ws, err := s.workspace()
+	if err != nil {
+		return nil, "", err
+	}
+	plan, err := analysis.Viewer(ctx, ws, all.Registry(), in.ArtifactID)
+	if err != nil {
+		return nil, "", err
+	}
+	// The command itself is not returned (no tool returns argv); the tool
+	// and the payload path say what a person runs.
+	plan.Argv = []string{}
+	sum := fmt.Sprintf("%s opens %s (%s)", plan.Tool, plan.ArtifactID, plan.Kind)
+	if !plan.Available {
+		sum += "; " + plan.Tool + " is not installed"
+	}
+	return plan, sum + "; a human runs it (or `flameox open " + plan.ArtifactID + " --launch`)", nil
+}

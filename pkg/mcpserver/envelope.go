@@ -1,0 +1,227 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Envelope is the structured content of every tool result. Result is the
+// same Go type `flameox … --json` prints; Error is set on failure. A
+// capture whose workload failed carries both: the recorded run and why it
+// is not a success.
+type Envelope[T any] struct {
+	SchemaVersion int          `json:"schema_version"`
+	OK            bool         `json:"ok"`
+	Result        *T           `json:"result"`
+	Error         *fault.Error `json:"error"`
+}
+
+// handlerFunc is a tool's logic: its result, a one-line summary for the
+// text content, and an error (a *fault.Error, or anything, which becomes
+// INTERNAL_ERROR).
+type handlerFunc[In, Out any] func(ctx context.Context, req *mcp.CallToolRequest, in In) (*Out, string, error)
+
+// toolInput is what the argument check needs to know about a tool.
+type toolInput struct {
+	props    []string // sorted property names
+	resolved *jsonschema.Resolved
+}
+
+// addTool registers a typed tool whose input schema is derived from In and
+// edited by edits, and whose output schema is Envelope[Out].
+func addTool[In, Out any](s *server, t *mcp.Tool, h handlerFunc[In, Out], edits ...func(*jsonschema.Schema)) {
+	sch, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: input schema of %s: %v", t.Name, err))
+	}
+	for _, edit := range edits {
+		edit(sch)
+	}
+	resolved, err := sch.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: input schema of %s: %v", t.Name, err))
+	}
+	props := make([]string, 0, len(sch.Properties))
+	for p := range sch.Properties {
+		props = append(props, p)
+	}
+	sort.Strings(props)
+	s.inputs[t.Name] = &toolInput{props: props, resolved: resolved}
+	t.InputSchema = sch
+	mcp.AddTool(s.mcp, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Envelope[Out], error) {
+		out, summary, err := h(ctx, req, in)
+		return finish(ctx, out, summary, err)
+	})
+}
+
+// finish builds the envelope and the text content of a tool result.
+func finish[Out any](ctx context.Context, out *Out, summary string, err error) (*mcp.CallToolResult, Envelope[Out], error) {
+	env := Envelope[Out]{SchemaVersion: 1, OK: err == nil, Result: out}
+	if out != nil {
+		fillMaps(reflect.ValueOf(out))
+	}
+	if err != nil {
+		env.Error = structured(ctx, err)
+		summary = errorText(env.Error, summary)
+	}
+	return &mcp.CallToolResult{IsError: err != nil, Content: text(summary)}, env, nil
+}
+
+// failure is a tool result for an error found before the tool ran.
+func failure(fe *fault.Error) *mcp.CallToolResult {
+	fillMaps(reflect.ValueOf(fe))
+	return &mcp.CallToolResult{IsError: true, Content: text(errorText(fe, "")),
+		StructuredContent: Envelope[struct{}]{SchemaVersion: 1, Error: fe}}
+}
+
+// structured turns any error into the contract's error.
+func structured(ctx context.Context, err error) *fault.Error {
+	fe := fault.As(err)
+	if fe.Code == fault.InternalError && (errors.Is(err, context.Canceled) || ctx.Err() != nil) {
+		fe = fault.Wrap(fault.ProcessCancelled, err, "cancelled")
+	}
+	return fe
+}
+
+func errorText(fe *fault.Error, summary string) string {
+	t := string(fe.Code) + ": " + fe.Message
+	if fe.RunID != "" {
+		t += " (run " + fe.RunID + ")"
+	}
+	if len(fe.Remediation) > 0 {
+		t += " Fix: " + fe.Remediation[0]
+	}
+	if summary != "" {
+		t = summary + " — " + t
+	}
+	return t
+}
+
+// text is the short text content: terminal-safe and bounded.
+func text(s string) []mcp.Content {
+	s = cli.Safe(s)
+	if r := []rune(s); len(r) > 600 {
+		s = string(r[:600]) + "…"
+	}
+	return []mcp.Content{&mcp.TextContent{Text: s}}
+}
+
+// fillMaps replaces nil maps by empty ones throughout v: a nil map
+// marshals as null, which its output schema (type object) rejects, and the
+// SDK would turn the whole call into a protocol error.
+func fillMaps(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			fillMaps(v.Elem())
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < v.NumField(); i++ {
+			if t.Field(i).IsExported() {
+				fillMaps(v.Field(i))
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			fillMaps(v.Index(i))
+		}
+	case reflect.Map:
+		if v.IsNil() && v.CanSet() {
+			v.Set(reflect.MakeMap(v.Type()))
+		}
+	}
+}
+
+// recoverPanics turns a panic into INTERNAL_ERROR instead of ending the
+// server process (the SDK has no recover of its own).
+func (s *server) recoverPanics(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				s.opts.Logger.Error("panic in handler", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				fe := fault.New(fault.InternalError, "internal error: %v", r).
+					Fix("This is a bug in flameox; please report it with the call that caused it.")
+				if method == "tools/call" {
+					res, err = failure(fe), nil
+					return
+				}
+				res, err = nil, fe
+			}
+		}()
+		return next(ctx, method, req)
+	}
+}
+
+// checkArguments validates tools/call arguments against the tool's input
+// schema before the SDK does, so unknown or invalid arguments come back as
+// our envelope (INVALID_ARGUMENTS naming the fields), not as bare text.
+func (s *server) checkArguments(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		call, ok := req.(*mcp.CallToolRequest)
+		if !ok || call.Params == nil {
+			return next(ctx, method, req)
+		}
+		if a := call.Params.Arguments; len(a) == 0 || string(a) == "null" {
+			// The SDK applies schema defaults to a nil map (and panics)
+			// when arguments are null, so absent arguments become {}.
+			call.Params.Arguments = json.RawMessage("{}")
+		}
+		if in := s.inputs[call.Params.Name]; in != nil {
+			if fe := in.check(call.Params.Arguments); fe != nil {
+				return failure(fe), nil
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func (ti *toolInput) check(raw json.RawMessage) *fault.Error {
+	args := map[string]any{}
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &args); err != nil || args == nil {
+			return fault.New(fault.InvalidArguments, "arguments must be a JSON object").With("allowed_fields", strings.Join(ti.props, ","))
+		}
+	}
+	var unknown []string
+	for k := range args {
+		if i := sort.SearchStrings(ti.props, k); i == len(ti.props) || ti.props[i] != k {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return fault.New(fault.InvalidArguments, "unknown argument(s): %s", strings.Join(unknown, ", ")).
+			With("unknown_fields", strings.Join(unknown, ",")).With("allowed_fields", strings.Join(ti.props, ",")).
+			Fix("Remove the unknown fields; tools/list shows each tool's input schema.")
+	}
+	if err := ti.resolved.Validate(args); err != nil {
+		return fault.New(fault.InvalidArguments, "invalid arguments: %v", err).With("allowed_fields", strings.Join(ti.props, ","))
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// readOnly are the annotations of a tool that only reads local evidence.
+func readOnly(title string) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true,
+		DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}
+}
+
+// noInput is the input of a tool without arguments.
+type noInput struct{}

@@ -1,0 +1,201 @@
+package mcpserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/mcpserver"
+	"github.com/flameox/flameox/pkg/tool/flameox"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpOnly are tools no porcelain command names, with the reason.
+var mcpOnly = map[string]string{}
+
+// TestCommandsParity: every porcelain command has an MCP tool or says why
+// not, and every tool belongs to a command (or to mcpOnly).
+func TestCommandsParity(t *testing.T) {
+	tools := mcpserver.Tools()
+	named := map[string]bool{}
+	for _, c := range flameox.Commands() {
+		switch {
+		case c.MCPTool != "":
+			if !slices.Contains(tools, c.MCPTool) {
+				t.Errorf("command %q names MCP tool %q, which the server does not register", c.Name, c.MCPTool)
+			}
+			named[c.MCPTool] = true
+		case c.CLIOnly == "":
+			t.Errorf("command %q has neither an MCP tool nor a CLIOnly reason", c.Name)
+		}
+	}
+	for _, tool := range tools {
+		if !named[tool] && mcpOnly[tool] == "" {
+			t.Errorf("tool %s is named by no command; add it to a command or to mcpOnly with a reason", tool)
+		}
+	}
+}
+
+// schemaMap is a JSON schema as the client decoded it.
+func schemaMap(t *testing.T, s any) map[string]any {
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("schema is not an object: %s", b)
+	}
+	return m
+}
+
+// concrete fails on a `true` or empty sub-schema anywhere in s: the
+// TypeScript client rejects the whole tools/list because of one.
+func concrete(t *testing.T, where string, s any) {
+	m, ok := s.(map[string]any)
+	if !ok || len(m) == 0 {
+		if s == false {
+			return
+		}
+		t.Errorf("%s: non-concrete sub-schema %v", where, s)
+		return
+	}
+	for _, k := range []string{"properties", "$defs", "patternProperties"} {
+		props, _ := m[k].(map[string]any)
+		for name, sub := range props {
+			concrete(t, where+"."+name, sub)
+		}
+	}
+	for _, k := range []string{"items", "additionalProperties", "not", "contains"} {
+		if sub, ok := m[k]; ok {
+			concrete(t, where+"/"+k, sub)
+		}
+	}
+	for _, k := range []string{"anyOf", "oneOf", "allOf", "prefixItems"} {
+		subs, _ := m[k].([]any)
+		for i, sub := range subs {
+			concrete(t, fmt.Sprintf("%s/%s[%d]", where, k, i), sub)
+		}
+	}
+}
+
+func TestToolSchemasAndAnnotations(t *testing.T) {
+	in, err := mcpserver.Inspect(context.Background(), mcpserver.Options{ProjectRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	codex := regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
+	banned := []string{"argv", "cmd", "command", "cwd", "shell", "sql", "script", "executable", "env"}
+	for _, tool := range in.Tools {
+		names = append(names, tool.Name)
+		if !codex.MatchString(tool.Name) {
+			t.Errorf("%s: not a Codex-safe name", tool.Name)
+		}
+		input, output := schemaMap(t, tool.InputSchema), schemaMap(t, tool.OutputSchema)
+		concrete(t, tool.Name+" input", input)
+		concrete(t, tool.Name+" output", output)
+		props, _ := input["properties"].(map[string]any)
+		for p := range props {
+			if slices.Contains(banned, p) || (p == "path" && tool.Name != "import_artifact") {
+				t.Errorf("%s takes %q", tool.Name, p)
+			}
+		}
+		outProps, _ := output["properties"].(map[string]any)
+		for _, k := range []string{"schema_version", "ok", "result", "error"} {
+			if outProps[k] == nil {
+				t.Errorf("%s: output schema lacks envelope field %s", tool.Name, k)
+			}
+		}
+		checkAnnotations(t, tool)
+	}
+	if !slices.Equal(names, mcpserver.Tools()) {
+		t.Fatalf("tools/list %v != Tools() %v", names, mcpserver.Tools())
+	}
+	if len(in.ResourceTemplates) != 7 || in.Instructions == "" {
+		t.Fatalf("templates %d, instructions %d bytes", len(in.ResourceTemplates), len(in.Instructions))
+	}
+}
+
+func checkAnnotations(t *testing.T, tool *mcp.Tool) {
+	a := tool.Annotations
+	if a == nil || a.DestructiveHint == nil || a.OpenWorldHint == nil || a.Title == "" {
+		t.Errorf("%s: annotations are not explicit: %+v", tool.Name, a)
+		return
+	}
+	type hints struct{ ro, idem, destr, open bool }
+	got := hints{a.ReadOnlyHint, a.IdempotentHint, *a.DestructiveHint, *a.OpenWorldHint}
+	want := hints{ro: true, idem: true}
+	switch tool.Name {
+	case "initialize_workspace":
+		want = hints{idem: true}
+	case "import_artifact", "analyze_hotspots": // additive (analyze_hotspots records on request)
+		want = hints{}
+	case "execute_capture_plan":
+		want = hints{destr: true, open: true}
+	}
+	if got != want {
+		t.Errorf("%s: hints %+v, want %+v", tool.Name, got, want)
+	}
+}
+
+// porcelainJSON runs `flameox --json ARGS` in process in dir.
+func porcelainJSON(t *testing.T, dir string, args ...string) any {
+	t.Helper()
+	var out bytes.Buffer
+	env := &cli.Env{Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: io.Discard, Getenv: os.Getenv, Environ: os.Environ,
+		Dir: dir, Now: time.Now, Name: "flameox"}
+	if code := cli.Run(context.Background(), env, flameox.Run, append([]string{"--json"}, args...)); code != 0 {
+		t.Fatalf("flameox %v: exit %d\n%s", args, code, out.String())
+	}
+	var v any
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+		t.Fatalf("flameox %v: %v\n%s", args, err, out.String())
+	}
+	return v
+}
+
+// mcpResult is a tool's structured result, normalized the same way.
+func mcpResult(t *testing.T, c *client, name string, args map[string]any) any {
+	t.Helper()
+	env := c.ok(name, args, nil)
+	var v any
+	if err := json.Unmarshal(env.Result, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestCLIJSONEqualsMCPResult: `flameox … --json` and the MCP result are
+// the same model, value for value, on the same workspace state.
+func TestCLIJSONEqualsMCPResult(t *testing.T) {
+	dir := project(t)
+	c := connect(t, dir, nil)
+	runID, _ := c.importedRun(copyTestdata(t, dir, "google-pprof__sample.cpu.pb.gz"))
+	cases := []struct {
+		tool string
+		args map[string]any
+		cli  []string
+	}{
+		{"workspace_status", nil, []string{"status"}},
+		{"list_runs", nil, []string{"runs", "list", "--limit", "20"}},
+		{"analyze_hotspots", map[string]any{"input": runID}, []string{"analyze", "hotspots", runID, "--limit", "10"}},
+	}
+	for _, tc := range cases {
+		got, want := mcpResult(t, c, tc.tool, tc.args), porcelainJSON(t, dir, tc.cli...)
+		if !reflect.DeepEqual(got, want) {
+			g, _ := json.MarshalIndent(got, "", " ")
+			w, _ := json.MarshalIndent(want, "", " ")
+			t.Errorf("%s differs from flameox %v\nMCP: %s\nCLI: %s", tc.tool, tc.cli, g, w)
+		}
+	}
+}

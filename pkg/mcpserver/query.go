@@ -1,0 +1,151 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/query"
+	"github.com/flameox/flameox/pkg/run"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// listLimit is the MCP default page size of lists (the CLI's is 50): small
+// enough to stay well under the result sizes hosts accept.
+const listLimit = 20
+
+func (s *server) addQueryTools() {
+	addTool(s, &mcp.Tool{Name: "list_runs",
+		Description: "Runs of the published corpus, newest first, with their execution, capture and validation states. Filters are exact; pages with cursor.",
+		Annotations: readOnly("List runs")}, s.listRuns, limitSchema(listLimit))
+	addTool(s, &mcp.Tool{Name: "get_run",
+		Description: "One run's manifest at its latest published revision (or its current one if not yet published): states, process outcome, containment, identity, artifacts. Command lines and environment names are not returned.",
+		Annotations: readOnly("Get run")}, s.getRun)
+	addTool(s, &mcp.Tool{Name: "list_artifacts",
+		Description: "Stored artifacts (content facts, kinds, effective sensitivity, registrations). Never the bytes.",
+		Annotations: readOnly("List artifacts")}, s.listArtifacts, limitSchema(listLimit))
+	addTool(s, &mcp.Tool{Name: "get_artifact",
+		Description: "One stored artifact: size, hash time, effective sensitivity and its registrations. Never the bytes.",
+		Annotations: readOnly("Get artifact")}, s.getArtifact)
+	addTool(s, &mcp.Tool{Name: "query_measurements",
+		Description: "Measured values with units and their raw hierarchy (worker, run index, value index, loops, warm-up). Warm-ups are excluded unless asked.",
+		Annotations: readOnly("Query measurements")}, s.queryMeasurements, limitSchema(listLimit))
+	addTool(s, &mcp.Tool{Name: "get_evidence",
+		Description: "One typed piece of evidence by type and id (run, artifact, generation, analysis, finding, hypothesis, experiment, run_set, ...).",
+		Annotations: readOnly("Get evidence")}, s.getEvidence, enum("type", query.RefTypes()...))
+}
+
+func pageText(what string, returned int, total int64, truncated bool, cursor string) string {
+	t := fmt.Sprintf("%d of %d %s", returned, total, what)
+	if truncated {
+		t += "; more with cursor " + cursor
+	}
+	return t
+}
+
+func (s *server) listRuns(ctx context.Context, _ *mcp.CallToolRequest, in query.ListRunsRequest) (*query.RunList, string, error) {
+	ws, err := s.workspace()
+	if err != nil {
+		return nil, "", err
+	}
+	if in.Limit == 0 {
+		in.Limit = listLimit
+	}
+	res, err := query.ListRuns(ctx, ws, in)
+	if err != nil {
+		return nil, "", err
+	}
+	return res, pageText("run(s)", res.Returned, res.Total, res.Truncated, res.Cursor) + " at commit " + corpus.Short(res.CorpusCommitID), nil
+}
+
+type runInput struct {
+	RunID string `json:"run_id" jsonschema:"run id (a UUID, from list_runs)"`
+}
+
+func (s *server) getRun(ctx context.Context, _ *mcp.CallToolRequest, in runInput) (*query.RunDetail, string, error) {
+	ws, err := s.workspace()
+	if err != nil {
+		return nil, "", err
+	}
+	d, err := query.ShowRun(ctx, ws, in.RunID)
+	if err != nil {
+		return nil, "", err
+	}
+	d = redactRunDetail(d)
+	return d, runText(d.Run, d.Published), nil
+}
+
+func runText(m *run.Manifest, published bool) string {
+	t := fmt.Sprintf("run %s (%s, revision %d): execution %s, capture %s, validation %s, %d artifact(s)", m.RunID, m.RunType,
+		m.Revision, m.ExecutionStatus, m.CaptureStatus, m.ValidationStatus, len(m.Artifacts))
+	if !published {
+		t += "; not published yet"
+	}
+	return t
+}
+
+func (s *server) listArtifacts(ctx context.Context, _ *mcp.CallToolRequest, in query.ListArtifactsRequest) (*query.ArtifactList, string, error) {
+	ws, err := s.workspace()
+	if err != nil {
+		return nil, "", err
+	}
+	if in.Limit == 0 {
+		in.Limit = listLimit
+	}
+	res, err := query.ListArtifacts(ctx, ws, in)
+	if err != nil {
+		return nil, "", err
+	}
+	return res, pageText("artifact(s)", res.Returned, res.Total, res.Truncated, res.Cursor), nil
+}
+
+type artifactInput struct {
+	ArtifactID string `json:"artifact_id" jsonschema:"artifact id, sha256:<hex> (from list_artifacts or a run)"`
+}
+
+func (s *server) getArtifact(ctx context.Context, _ *mcp.CallToolRequest, in artifactInput) (*query.ArtifactDetail, string, error) {
+	ws, err := s.workspace()
+	if err != nil {
+		return nil, "", err
+	}
+	d, err := query.ShowArtifact(ctx, ws, in.ArtifactID)
+	if err != nil {
+		return nil, "", err
+	}
+	return d, fmt.Sprintf("artifact %s: %d bytes, %s, %d registration(s)", d.ArtifactID, d.ByteLength, d.EffectiveSensitivity, d.RegistrationsTotal), nil
+}
+
+func (s *server) queryMeasurements(ctx context.Context, _ *mcp.CallToolRequest, in query.MeasurementsRequest) (*query.MeasurementList, string, error) {
+	ws, err := s.workspace()
+	if err != nil {
+		return nil, "", err
+	}
+	if in.Limit == 0 {
+		in.Limit = listLimit
+	}
+	res, err := query.QueryMeasurements(ctx, ws, in)
+	if err != nil {
+		return nil, "", err
+	}
+	return res, pageText("measurement(s)", res.Returned, res.Total, res.Truncated, res.Cursor), nil
+}
+
+type evidenceInput struct {
+	Type string `json:"type" jsonschema:"evidence type"`
+	ID   string `json:"id" jsonschema:"the evidence id (run id, artifact id, generation id, analysis id, ...)"`
+}
+
+func (s *server) getEvidence(ctx context.Context, _ *mcp.CallToolRequest, in evidenceInput) (*query.EvidenceResult, string, error) {
+	ws, err := s.workspace()
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := query.GetEvidence(ctx, ws, in.Type, in.ID)
+	if err != nil {
+		return nil, "", err
+	}
+	if res.Run != nil {
+		res.Run = redactRunDetail(res.Run)
+	}
+	return res, fmt.Sprintf("%s %s at commit %s", res.RefType, res.RefID, corpus.Short(res.CorpusCommitID)), nil
+}
