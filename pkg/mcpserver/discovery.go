@@ -20,14 +20,14 @@ Every tool returns {schema_version, ok, result, error}; on failure error has cod
 
 First run:
 1. workspace_status. If it fails with WORKSPACE_NOT_FOUND, call initialize_workspace.
-2. list_capabilities: which adapters (process, gotest, perf, pyspy, pprof) work here, and how to fix the others.
+2. list_capabilities: which adapters (process, gotest, perf, py-spy, pprof) work here, and how to fix the others.
 3. list_workloads: the commands the project declares in flameox.toml. Only declared workloads can run.
 4. plan_capture(adapter, workload, parameters): shows approval, containment, limits and artifacts, and returns a plan_token. Plan tokens are single-use and expire after 5 minutes.
 5. If the workload is not approved, ask the human to review it and run ` + "`flameox workload approve NAME`" + ` in a terminal. You cannot approve workloads. Then call plan_capture again, because approval changes the plan.
 6. execute_capture_plan(plan_token): runs it under containment, records a run, and publishes it. It reports progress, and cancelling it kills the process tree.
 7. analyze_hotspots(input = run id or artifact id): the top frames with their frame ids.
 8. get_frame_callers / get_frame_callees / get_stack_examples(input, frame_id): drill down.
-9. get_native_viewer_plan(artifact_id): the command a human can run to view the artifact in its own tool.
+9. get_native_viewer_plan(artifact_id): which native viewer opens the artifact (the human runs ` + "`flameox open ID --launch`" + `).
 
 Existing profiles: import_artifact(path) imports a file from inside the project (a project-relative path; absolute paths and .. are refused) and publishes it. Then analyze it as in step 7.
 
