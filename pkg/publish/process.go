@@ -21,7 +21,12 @@ func (r *runRows) processMeasurements(m *run.Manifest) error {
 	if err != nil {
 		return err
 	}
-	rows := []struct {
+	mw := schema.NewMeasurementWriter(w)
+	subject := ""
+	if m.Workload != nil {
+		subject = m.Workload.Name
+	}
+	for _, row := range []struct {
 		name, unit string
 		v          int64
 	}{
@@ -30,38 +35,14 @@ func (r *runRows) processMeasurements(m *run.Manifest) error {
 		{"process.system_time", "ns", p.SystemTimeNs},
 		{"process.peak_rss", "bytes", p.PeakRSSBytes},
 		{"process.exit_code", "code", int64(p.ExitCode)},
-	}
-	for _, row := range rows {
+	} {
 		id, err := digest.Of(map[string]any{"run_id": m.RunID, "revision": m.Revision, "name": row.name})
 		if err != nil {
 			return err
 		}
-		w.StringCol("measurement_id").Append(id)
-		w.StringCol("run_id").Append(m.RunID)
-		w.StringCol("artifact_id").AppendNull()
-		w.StringCol("name").Append(row.name)
-		w.Int64Col("value_int").Append(row.v)
-		w.Float64Col("value_float").AppendNull()
-		w.StringCol("unit").Append(row.unit)
-		w.StringCol("aggregation").Append("value")
-		w.StringCol("scope").Append("process")
-		subject := ""
-		if m.Workload != nil {
-			subject = m.Workload.Name
-		}
-		w.StringCol("subject").AppendOrNull(subject)
-		w.StringCol("outcome").Append(m.ExecutionStatus)
-		for _, c := range []string{"trial_id", "worker_id", "block_id", "variant_id", "phase"} {
-			w.StringCol(c).AppendNull()
-		}
-		for _, c := range []string{"worker_run_index", "value_index", "order_in_block"} {
-			w.Int32Col(c).AppendNull()
-		}
-		w.Uint64Col("loop_count").AppendNull()
-		w.BoolCol("is_warmup").Append(false)
-		w.StringMapCol("dimensions").AppendNull()
-		w.StringCol("evidence_level").Append("observed")
-		if err := w.EndRow(); err != nil {
+		v := row.v
+		if err := mw.Write(schema.Measurement{ID: id, RunID: m.RunID, Name: row.name, Int: &v, Unit: row.unit,
+			Aggregation: "value", Scope: "process", Subject: subject, Outcome: m.ExecutionStatus}); err != nil {
 			return err
 		}
 	}

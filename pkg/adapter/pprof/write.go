@@ -248,6 +248,7 @@ func (x *extraction) totalRows(sink adapter.Sink, res *adapter.Extraction) error
 	if err != nil {
 		return err
 	}
+	mw := schema.NewMeasurementWriter(w)
 	tps := make([][2]string, 0, len(x.totals))
 	for tp := range x.totals {
 		tps = append(tps, tp)
@@ -260,25 +261,6 @@ func (x *extraction) totalRows(sink adapter.Sink, res *adapter.Extraction) error
 				name, unit string
 				v          int64
 			}{{"profile.total", u, x.totals[tp][t]}, {"profile.samples", "count", x.nsamples[tp][t]}} {
-				w.StringCol("measurement_id").Append(hashID("measurement/v1", x.in.RunID, x.in.ArtifactID, row.name, m, tp[0], tp[1]))
-				w.StringCol("run_id").Append(x.in.RunID)
-				w.StringCol("artifact_id").Append(x.in.ArtifactID)
-				w.StringCol("name").Append(row.name)
-				w.Int64Col("value_int").Append(row.v)
-				w.Float64Col("value_float").AppendNull()
-				w.StringCol("unit").Append(row.unit)
-				w.StringCol("aggregation").Append("sum")
-				w.StringCol("scope").Append("profile")
-				w.StringCol("subject").Append(m)
-				w.StringCol("outcome").AppendNull()
-				for _, c := range []string{"trial_id", "worker_id", "block_id", "variant_id", "phase"} {
-					w.StringCol(c).AppendNull()
-				}
-				for _, c := range []string{"worker_run_index", "value_index", "order_in_block"} {
-					w.Int32Col(c).AppendNull()
-				}
-				w.Uint64Col("loop_count").AppendNull()
-				w.BoolCol("is_warmup").Append(false)
 				dims := map[string]string{"format": string(x.prof.Format)}
 				if t == x.defaultType() {
 					dims["default"] = "true"
@@ -289,9 +271,10 @@ func (x *extraction) totalRows(sink adapter.Sink, res *adapter.Extraction) error
 				if tp[1] != "" {
 					dims["process"] = tp[1]
 				}
-				w.StringMapCol("dimensions").Append(dims)
-				w.StringCol("evidence_level").Append("observed")
-				if err := w.EndRow(); err != nil {
+				v := row.v
+				if err := mw.Write(schema.Measurement{ID: hashID("measurement/v1", x.in.RunID, x.in.ArtifactID, row.name, m, tp[0], tp[1]),
+					RunID: x.in.RunID, ArtifactID: x.in.ArtifactID, Name: row.name, Int: &v, Unit: row.unit,
+					Aggregation: "sum", Scope: "profile", Subject: m, Dimensions: dims}); err != nil {
 					return err
 				}
 				res.Rows["measurements"]++
