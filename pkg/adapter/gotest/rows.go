@@ -9,96 +9,27 @@ import (
 	"github.com/flameox/flameox/pkg/evidence/schema"
 )
 
-// rows writes measurements rows through the table's typed columns. The
+// rows writes measurements rows through schema.MeasurementWriter. The
 // writer is opened on the first row, so an input without evidence leaves
 // no table behind.
 type rows struct {
 	sink       adapter.Sink
 	runID, art string
-	w          *schema.Writer
+	w          *schema.MeasurementWriter
 	n          int64
-	str        map[string]schema.StringCol
-	valInt     schema.Int64Col
-	valFloat   schema.Float64Col
-	idx, wri   schema.Int32Col
-	order      schema.Int32Col
-	loops      schema.Uint64Col
-	warm       schema.BoolCol
-	dims       schema.StringMapCol
 }
 
-var stringCols = []string{"measurement_id", "run_id", "artifact_id", "name", "unit", "aggregation", "scope",
-	"subject", "outcome", "trial_id", "worker_id", "block_id", "variant_id", "phase", "evidence_level"}
-
-func (r *rows) open() error {
-	if r.w != nil {
-		return nil
+func (r *rows) write(x schema.Measurement) error {
+	if r.w == nil {
+		w, err := r.sink.Table(schema.Measurements)
+		if err != nil {
+			return err
+		}
+		r.w = schema.NewMeasurementWriter(w)
 	}
-	w, err := r.sink.Table(schema.Measurements)
-	if err != nil {
-		return err
-	}
-	r.w, r.str = w, map[string]schema.StringCol{}
-	for _, c := range stringCols {
-		r.str[c] = w.StringCol(c)
-	}
-	r.valInt, r.valFloat = w.Int64Col("value_int"), w.Float64Col("value_float")
-	r.idx, r.wri, r.order = w.Int32Col("value_index"), w.Int32Col("worker_run_index"), w.Int32Col("order_in_block")
-	r.loops, r.warm, r.dims = w.Uint64Col("loop_count"), w.BoolCol("is_warmup"), w.StringMapCol("dimensions")
-	return nil
-}
-
-// row is one measurement; nil-able columns use "" / -1 for null.
-type row struct {
-	id, name, unit, aggregation, scope, subject, outcome, worker string
-	intVal                                                       *int64
-	floatVal                                                     float64
-	index                                                        int
-	loops                                                        uint64
-	dims                                                         map[string]string
-}
-
-func (r *rows) write(x row) error {
-	if err := r.open(); err != nil {
-		return err
-	}
-	for c, v := range map[string]string{"measurement_id": x.id, "run_id": r.runID, "name": x.name, "unit": x.unit,
-		"aggregation": x.aggregation, "scope": x.scope, "evidence_level": "observed"} {
-		r.str[c].Append(v)
-	}
-	for c, v := range map[string]string{"artifact_id": r.art, "subject": x.subject, "outcome": x.outcome, "worker_id": x.worker} {
-		r.str[c].AppendOrNull(v)
-	}
-	for _, c := range []string{"trial_id", "block_id", "variant_id", "phase"} {
-		r.str[c].AppendNull()
-	}
-	if x.intVal != nil {
-		r.valInt.Append(*x.intVal)
-		r.valFloat.AppendNull()
-	} else {
-		r.valInt.AppendNull()
-		r.valFloat.Append(x.floatVal)
-	}
-	if x.index >= 0 {
-		r.idx.Append(int32(x.index))
-	} else {
-		r.idx.AppendNull()
-	}
-	r.wri.AppendNull()
-	r.order.AppendNull()
-	if x.loops > 0 {
-		r.loops.Append(x.loops)
-	} else {
-		r.loops.AppendNull()
-	}
-	r.warm.Append(false)
-	if len(x.dims) > 0 {
-		r.dims.Append(x.dims)
-	} else {
-		r.dims.AppendNull()
-	}
+	x.RunID, x.ArtifactID = r.runID, r.art
 	r.n++
-	return r.w.EndRow()
+	return r.w.Write(x)
 }
 
 // bench writes one row per value of a benchmark result: the value in
@@ -141,8 +72,13 @@ func (r *rows) bench(res result) error {
 		if err != nil {
 			return err
 		}
-		err = r.write(row{id: id, name: "gobench." + unit, unit: unit, aggregation: "mean", scope: "benchmark",
-			subject: subject, worker: res.worker, floatVal: v.Value, index: res.index, loops: uint64(rec.Iters), dims: d})
+		val, idx, loops := v.Value, int32(res.index), uint64(rec.Iters)
+		m := schema.Measurement{ID: id, Name: "gobench." + unit, Unit: unit, Aggregation: "mean", Scope: "benchmark",
+			Subject: subject, WorkerID: res.worker, Float: &val, ValueIndex: &idx, Dimensions: d}
+		if loops > 0 {
+			m.LoopCount = &loops
+		}
+		err = r.write(m)
 		if err != nil {
 			return err
 		}
@@ -162,8 +98,8 @@ func (r *rows) tests(s *suite) error {
 			return err
 		}
 		n := c.n
-		if err := r.write(row{id: id, name: name, unit: "count", aggregation: "count", scope: "test_suite",
-			subject: clean(s.pkg), outcome: c.outcome, worker: clean(s.pkg), intVal: &n, index: -1}); err != nil {
+		if err := r.write(schema.Measurement{ID: id, Name: name, Unit: "count", Aggregation: "count", Scope: "test_suite",
+			Subject: clean(s.pkg), Outcome: c.outcome, WorkerID: clean(s.pkg), Int: &n}); err != nil {
 			return err
 		}
 	}
