@@ -9,7 +9,6 @@ import (
 
 	"github.com/flameox/flameox/pkg/artifact"
 	"github.com/flameox/flameox/pkg/catalog"
-	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workspace"
 )
@@ -82,21 +81,13 @@ func ListArtifacts(ctx context.Context, ws *workspace.Workspace, req ListArtifac
 	return with(ctx, ws, func(s *Session) (*ArtifactList, error) {
 		filters := req
 		filters.Limit, filters.Cursor = 0, ""
-		want, err := s.cursorFor(qArtifactsList, filters, "first_registered_at desc, artifact_id desc")
+		want, key, err := s.resume(qArtifactsList, filters, "first_registered_at desc, artifact_id desc", req.Cursor)
 		if err != nil {
 			return nil, err
 		}
-		key, err := s.resume(req.Cursor, want, 2)
+		afterUS, afterID, err := timeKey(key)
 		if err != nil {
 			return nil, err
-		}
-		var afterUS, afterID any
-		if key != nil {
-			us, err := strconv.ParseInt(key[0], 10, 64)
-			if err != nil {
-				return nil, fault.New(fault.InvalidArguments, "the cursor is not valid (key)")
-			}
-			afterUS, afterID = us, key[1]
 		}
 		res := &ArtifactList{SchemaVersion: 1, Query: qArtifactsList.ID(), CorpusCommitID: s.Commit(), Artifacts: []ArtifactSummary{}}
 		var lastUS int64

@@ -79,11 +79,7 @@ func QueryMeasurements(ctx context.Context, ws *workspace.Workspace, req Measure
 	return with(ctx, ws, func(s *Session) (*MeasurementList, error) {
 		filters := req
 		filters.Limit, filters.Cursor = 0, ""
-		want, err := s.cursorFor(qMeasurements, filters, "run_id, measurement_id")
-		if err != nil {
-			return nil, err
-		}
-		key, err := s.resume(req.Cursor, want, 2)
+		want, key, err := s.resume(qMeasurements, filters, "run_id, measurement_id", req.Cursor)
 		if err != nil {
 			return nil, err
 		}

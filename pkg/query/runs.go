@@ -93,21 +93,13 @@ func ListRuns(ctx context.Context, ws *workspace.Workspace, req ListRunsRequest)
 	return with(ctx, ws, func(s *Session) (*RunList, error) {
 		filters := req
 		filters.Limit, filters.Cursor = 0, ""
-		want, err := s.cursorFor(qRunsList, filters, "created_at desc, run_id desc")
+		want, key, err := s.resume(qRunsList, filters, "created_at desc, run_id desc", req.Cursor)
 		if err != nil {
 			return nil, err
 		}
-		key, err := s.resume(req.Cursor, want, 2)
+		afterUS, afterID, err := timeKey(key)
 		if err != nil {
 			return nil, err
-		}
-		var afterUS, afterID any
-		if key != nil {
-			us, err := strconv.ParseInt(key[0], 10, 64)
-			if err != nil {
-				return nil, fault.New(fault.InvalidArguments, "the cursor is not valid (key)")
-			}
-			afterUS, afterID = us, key[1]
 		}
 		res := &RunList{SchemaVersion: 1, Query: qRunsList.ID(), CorpusCommitID: s.Commit(), Runs: []RunSummary{}}
 		var lastUS int64

@@ -9,6 +9,7 @@ package query
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/corpus"
@@ -95,26 +96,38 @@ type page struct {
 	cursor   string
 }
 
-// cursorFor binds a cursor to a query, its filters and the session's commit.
-func (s *Session) cursorFor(q catalog.Query, filters any, order string) (catalog.Cursor, error) {
+// resume binds a cursor to a query, its filters (the request without its
+// limit and cursor) and the session's commit, and decodes the request's
+// token against it: nil key for the first page. Every list query keys its
+// pages on two columns.
+func (s *Session) resume(q catalog.Query, filters any, order, token string) (catalog.Cursor, []string, error) {
 	f, err := catalog.FiltersDigest(filters)
 	if err != nil {
-		return catalog.Cursor{}, err
+		return catalog.Cursor{}, nil, err
 	}
-	return catalog.Cursor{Query: q.Name, Version: q.Version, Filters: f, Order: order, CommitID: s.Commit()}, nil
-}
-
-// resume decodes a request's cursor (or returns nil key for the first page).
-func (s *Session) resume(token string, want catalog.Cursor, keyLen int) ([]string, error) {
+	want := catalog.Cursor{Query: q.Name, Version: q.Version, Filters: f, Order: order, CommitID: s.Commit()}
 	if token == "" {
-		return nil, nil
+		return want, nil, nil
 	}
 	c, err := catalog.DecodeCursor(token, want)
 	if err != nil {
-		return nil, err
+		return want, nil, err
 	}
-	if len(c.Key) != keyLen {
-		return nil, fault.New(fault.InvalidArguments, "the cursor is not valid (key)")
+	if len(c.Key) != 2 {
+		return want, nil, fault.New(fault.InvalidArguments, "the cursor is not valid (key)")
 	}
-	return c.Key, nil
+	return want, c.Key, nil
+}
+
+// timeKey splits a (microseconds, id) page key into query arguments, both
+// nil on the first page.
+func timeKey(key []string) (us, id any, err error) {
+	if key == nil {
+		return nil, nil, nil
+	}
+	n, err := strconv.ParseInt(key[0], 10, 64)
+	if err != nil {
+		return nil, nil, fault.New(fault.InvalidArguments, "the cursor is not valid (key)")
+	}
+	return n, key[1], nil
 }
