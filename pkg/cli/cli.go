@@ -216,3 +216,10 @@ func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
+
+// PageFlags registers the --limit and --cursor flags every list takes;
+// def and max are the list's default and largest page.
+func PageFlags(fs *pflag.FlagSet, limit *int, cursor *string, def, max int) {
+	fs.IntVar(limit, "limit", 0, fmt.Sprintf("rows to return (default %d, max %d)", def, max))
+	fs.StringVar(cursor, "cursor", "", "continue after a previous page")
+}

@@ -20,8 +20,7 @@ func measurementsQuery(ctx context.Context, c *Context, args []string) error {
 	fs.StringVar(&req.ArtifactID, "artifact", "", "only values extracted from this artifact")
 	fs.StringVar(&req.NamePrefix, "name-prefix", "", "only metric names starting with this")
 	fs.BoolVar(&req.IncludeWarmups, "include-warmups", false, "also return warm-up values")
-	fs.IntVar(&req.Limit, "limit", 0, fmt.Sprintf("rows to return (default %d, max %d)", query.DefaultLimit, query.MaxLimit))
-	fs.StringVar(&req.Cursor, "cursor", "", "continue after a previous page")
+	cli.PageFlags(fs, &req.Limit, &req.Cursor, query.DefaultLimit, query.MaxLimit)
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}

@@ -80,8 +80,7 @@ func runsList(ctx context.Context, c *Context, args []string) error {
 	fs.StringVar(&req.Workload, "workload", "", "declared workload name")
 	fs.StringVar(&since, "since", "", "only runs created at or after this RFC 3339 time")
 	fs.StringVar(&until, "until", "", "only runs created before this RFC 3339 time")
-	fs.IntVar(&req.Limit, "limit", 0, fmt.Sprintf("rows to return (default %d, max %d)", query.DefaultLimit, query.MaxLimit))
-	fs.StringVar(&req.Cursor, "cursor", "", "continue after a previous page")
+	cli.PageFlags(fs, &req.Limit, &req.Cursor, query.DefaultLimit, query.MaxLimit)
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
@@ -180,8 +179,7 @@ func artifactsList(ctx context.Context, c *Context, args []string) error {
 	var req query.ListArtifactsRequest
 	fs.StringVar(&req.Kind, "kind", "", "only objects registered with this kind")
 	fs.StringVar(&req.RunID, "run", "", "only objects this run registered")
-	fs.IntVar(&req.Limit, "limit", 0, fmt.Sprintf("rows to return (default %d, max %d)", query.DefaultLimit, query.MaxLimit))
-	fs.StringVar(&req.Cursor, "cursor", "", "continue after a previous page")
+	cli.PageFlags(fs, &req.Limit, &req.Cursor, query.DefaultLimit, query.MaxLimit)
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}

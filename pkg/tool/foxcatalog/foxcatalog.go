@@ -132,6 +132,5 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 }
 
 func pageFlags(fs *pflag.FlagSet, limit *int, cursor *string) {
-	fs.IntVar(limit, "limit", 0, "rows to return (default 50, max 1000)")
-	fs.StringVar(cursor, "cursor", "", "continue after a previous page")
+	cli.PageFlags(fs, limit, cursor, query.DefaultLimit, query.MaxLimit)
 }
