@@ -12,6 +12,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/query"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -146,6 +147,14 @@ func fillMaps(v reflect.Value) {
 
 // recoverPanics turns a panic into INTERNAL_ERROR instead of ending the
 // server process (the SDK has no recover of its own).
+// shareReaders lets every call reuse the server's catalog readers while
+// HEAD stays put (see query.Readers).
+func (s *server) shareReaders(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		return next(query.WithReaders(ctx, s.readers), method, req)
+	}
+}
+
 func (s *server) recoverPanics(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
 		defer func() {

@@ -35,6 +35,7 @@ import (
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/publish"
+	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/version"
 	"github.com/flameox/flameox/pkg/workspace"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -65,6 +66,8 @@ type server struct {
 	mcp    *mcp.Server
 	tokens *tokenStore
 	inputs map[string]*toolInput // tool name → input schema facts
+	// readers stay open between calls while HEAD does not move.
+	readers *query.Readers
 }
 
 // New builds the MCP server with every tool and resource template.
@@ -86,10 +89,10 @@ func newServer(opts Options) *server {
 	if abs, err := filepath.Abs(opts.ProjectRoot); err == nil {
 		opts.ProjectRoot = abs
 	}
-	s := &server{opts: opts, tokens: newTokenStore(), inputs: map[string]*toolInput{}}
+	s := &server{opts: opts, tokens: newTokenStore(), inputs: map[string]*toolInput{}, readers: query.NewReaders()}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "flameox", Title: "flameox runtime evidence", Version: version.Version()},
 		&mcp.ServerOptions{Instructions: instructions, Logger: opts.Logger, Capabilities: &mcp.ServerCapabilities{}})
-	s.mcp.AddReceivingMiddleware(s.recoverPanics, s.checkArguments)
+	s.mcp.AddReceivingMiddleware(s.recoverPanics, s.checkArguments, s.shareReaders)
 	s.addWorkspaceTools()
 	s.addQueryTools()
 	s.addCaptureTools()
@@ -102,6 +105,7 @@ func newServer(opts Options) *server {
 // With opts.Init a missing workspace is created first.
 func Serve(ctx context.Context, opts Options, stdin io.Reader, stdout io.Writer) error {
 	s := newServer(opts)
+	defer s.readers.Close()
 	if opts.Init {
 		if _, err := s.workspace(); fault.Is(err, fault.WorkspaceNotFound) {
 			if _, err := workspace.Init(ctx, s.opts.ProjectRoot, s.opts.Now()); err != nil {

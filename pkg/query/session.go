@@ -50,7 +50,8 @@ func Open(ctx context.Context, ws *workspace.Workspace) (*Session, error) {
 }
 
 // OpenTables pins HEAD and opens a reader with views over only the named
-// tables (all tables when none are named).
+// tables (all tables when none are named), or reuses one from the
+// [Readers] in ctx.
 func OpenTables(ctx context.Context, ws *workspace.Workspace, tables ...string) (*Session, error) {
 	release, err := ws.Locks().Lock(ctx, lock.Retention, true)
 	if err != nil {
@@ -61,19 +62,25 @@ func OpenTables(ctx context.Context, ws *workspace.Workspace, tables ...string) 
 		release()
 		return nil, err
 	}
+	if p := readersFrom(ctx); p != nil {
+		r, done, err := p.reader(ctx, snap, tables)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		return &Session{WS: ws, R: r, release: func() { done(); release() }}, nil
+	}
 	r, err := catalog.Open(ctx, snap, catalog.Options{MaxRows: MaxLimit, Tables: tables})
 	if err != nil {
 		release()
 		return nil, err
 	}
-	return &Session{WS: ws, R: r, release: release}, nil
+	return &Session{WS: ws, R: r, release: func() { r.Close(); release() }}, nil
 }
 
-// Close closes the reader and releases the retention lock.
-func (s *Session) Close() {
-	s.R.Close()
-	s.release()
-}
+// Close ends the session's use of its reader (closing it unless a
+// [Readers] cache keeps it) and releases the retention lock.
+func (s *Session) Close() { s.release() }
 
 // Commit is the pinned commit id.
 func (s *Session) Commit() string { return s.R.Commit() }

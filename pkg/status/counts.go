@@ -27,7 +27,7 @@ SELECT artifact_id, kind, max(byte_length) FROM artifacts_current GROUP BY artif
 // published revision, and stored objects no published registration names.
 // Only those few manifests are read, so status stays fast at scale.
 func countPublished(ctx context.Context, ws *workspace.Workspace, st *Status) error {
-	s, err := query.Open(ctx, ws)
+	s, err := query.OpenTables(ctx, ws, "runs", "artifacts") // binding a view reads its footers
 	if err != nil {
 		return err
 	}
