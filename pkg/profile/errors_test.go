@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -114,6 +116,45 @@ func TestParseErrors(t *testing.T) {
 	if !errors.Is(err, ErrTooLarge) || big != nil {
 		t.Errorf("MaxBytes: got %v", err)
 	}
+	// perf script streams: the cap holds after decompression, deep in the
+	// text, and a truncated gzip still names the format it was reading.
+	big, err = Parse(bytes.NewReader(gz(perf)), Options{MaxBytes: int64(len(perf)) - 10})
+	if !errors.Is(err, ErrTooLarge) || big != nil {
+		t.Errorf("MaxBytes inside gzip: got %v", err)
+	}
+	long := bytes.Repeat(perf, 1+(3*detectPrefix)/len(perf))
+	zl := gz(long)
+	mustFail(t, zl[:len(zl)*3/4], FormatPerfScript, "gzip stream is truncated")
+	if _, err := Parse(bytes.NewReader(long), Options{MaxBytes: int64(len(long))}); err != nil {
+		t.Errorf("input of exactly MaxBytes: %v", err)
+	}
+}
+
+// Samples that share event, thread and callchain merge into one record
+// whose count is kept; CRLF line ends and lines longer than the read
+// buffer parse.
+func TestPerfMergesEqualSamples(t *testing.T) {
+	sym := strings.Repeat("x", 300<<10)
+	in := "comm 1/2 [000] 1.5: 100 cycles:\r\n\t1 f+0x1 (/x)\r\n\t2 main (/x)\r\n\r\n" +
+		"comm 1/2 [000] 1.6: 50 cycles:\n\t1 f+0x1 (/x)\n\t2 main (/x)\n\n" +
+		"comm 1/3 [000] 1.7: 7 cycles:\n\t1 f+0x1 (/x)\n\t2 main (/x)\n\n" +
+		"comm 1/2 [000] 1.8: 1 cycles:\n\t3 " + sym + " (/x)\n\n"
+	p, err := Parse(strings.NewReader(in), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.P.Sample) != 3 || !reflect.DeepEqual(p.Counts, []int64{2, 1, 1}) {
+		t.Fatalf("records %d, counts %v", len(p.P.Sample), p.Counts)
+	}
+	if v := p.P.Sample[0].Value[0]; v != 150 {
+		t.Errorf("merged value %d", v)
+	}
+	if tot, n := p.Totals(0); tot != 158 || n != 4 {
+		t.Errorf("totals %d over %d samples", tot, n)
+	}
+	if name := p.P.Sample[2].Location[0].Line[0].Function.Name; name != sym {
+		t.Errorf("long symbol cut to %d bytes", len(name))
+	}
 }
 
 // FuzzParse: any bytes either fail with a *ParseError or give a profile that
@@ -135,8 +176,8 @@ func FuzzParse(f *testing.F) {
 		files = append(files, m...)
 	}
 	for _, file := range files {
-		if filepath.Ext(file) == ".md" {
-			continue
+		if st, err := os.Stat(file); filepath.Ext(file) == ".md" || err == nil && st.IsDir() {
+			continue // README and the fuzz corpus folder
 		}
 		b, err := os.ReadFile(file)
 		if err != nil {
@@ -145,7 +186,7 @@ func FuzzParse(f *testing.F) {
 		if len(b) > 64<<10 {
 			b = b[:16<<10]
 		} else if isGzip(b) { // also seed the raw content, friendlier to mutate
-			if raw, err := readCapped(gzipReader(b), 64<<10); err == nil {
+			if raw, err := io.ReadAll(io.LimitReader(gzipReader(b), 64<<10)); err == nil {
 				f.Add(raw)
 			}
 		}
@@ -172,9 +213,15 @@ func FuzzParse(f *testing.F) {
 		if p.Format == FormatUnknown || len(p.P.SampleType) == 0 {
 			t.Fatalf("profile with format %s and %d sample types", p.Format, len(p.P.SampleType))
 		}
+		if p.Counts != nil && len(p.Counts) != len(p.P.Sample) {
+			t.Fatalf("%d counts for %d records", len(p.Counts), len(p.P.Sample))
+		}
 		for i := range p.P.SampleType {
 			_ = Top(p.P, i, nil)
-			_, _ = Totals(p.P, i)
+			_, recs := Totals(p.P, i)
+			if _, n := p.Totals(i); n < recs {
+				t.Fatalf("%d samples but %d records", n, recs)
+			}
 		}
 	})
 }

@@ -1,11 +1,14 @@
 package profile
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/google/pprof/profile"
 	"github.com/ianlancetaylor/demangle"
@@ -37,15 +40,6 @@ func trimOffset(sym string) string {
 	return sym[:i]
 }
 
-type perfSample struct {
-	event  int
-	value  int64
-	frames []frame
-	comm   string
-	pid    int64 // -1 if perf printed only the tid
-	tid    int64
-}
-
 // looksPerf: the first line that is not a comment or blank is a sample
 // header, and the line after it is blank, indented (a frame) or a header.
 func looksPerf(lines []string) bool {
@@ -65,143 +59,243 @@ func looksPerf(lines []string) bool {
 	return false
 }
 
-func parsePerf(data []byte, opts Options) (*Profile, error) {
-	out := &Profile{Format: FormatPerfScript, Producer: "perf"}
-	var (
-		samples    []*perfSample
-		cur        *perfSample
-		eventIdx   = map[string]int{}
-		hasPeriod  []bool
-		demangled  bool
-		noPid      int
-		terminated = true
-		// Callchain lines repeat (the same address, symbol and module in
-		// many samples): parse each distinct line once.
-		frameCache = map[string]frameResult{}
-	)
-	// data is never modified after reading, so its lines can be viewed as
-	// strings without copying the whole (often hundreds of MB) file.
-	text := ""
-	if len(data) > 0 {
-		text = unsafe.String(&data[0], len(data))
+// perfStack is one distinct (event, thread, callchain): the samples that
+// share it are merged into one pprof sample, with their count kept in
+// Profile.Counts, so memory and extraction grow with distinct stacks, not
+// with samples (a 50 kHz recording has hundreds of thousands).
+type perfStack struct {
+	event    int
+	value    int64
+	count    int64
+	frames   []int // indexes into perfParser.frames, leaf first
+	comm     string
+	pid, tid int64 // pid -1 if perf printed only the tid
+}
+
+type perfParser struct {
+	opts      Options
+	out       *Profile
+	eventIdx  map[string]int
+	hasPeriod []bool
+	demangled bool
+	noPid     int
+	empty     int
+	nSamples  int
+	// Callchain lines repeat (the same address, symbol and module in many
+	// samples): each distinct line is parsed once.
+	frameIdx map[string]int
+	frames   []frameResult
+	stacks   map[string]*perfStack
+	order    []*perfStack // first appearance
+	// the sample being read
+	open       bool
+	cur        perfStack
+	curFrames  []int
+	key        []byte
+	terminated bool
+}
+
+// parsePerf reads `perf script` output line by line, never holding the
+// whole text (often hundreds of MB) in memory.
+func parsePerf(r *bufio.Reader, opts Options) (*Profile, error) {
+	pp := &perfParser{opts: opts, out: &Profile{Format: FormatPerfScript, Producer: "perf"},
+		eventIdx: map[string]int{}, frameIdx: map[string]int{}, stacks: map[string]*perfStack{}, terminated: true}
+	var long []byte
+	for n := 1; ; n++ {
+		raw, err := r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull { // a line longer than the buffer
+			long = append(long[:0], raw...)
+			for err == bufio.ErrBufferFull {
+				raw, err = r.ReadSlice('\n')
+				long = append(long, raw...)
+			}
+			raw = long
+		}
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		if len(raw) > 0 {
+			line := bytes.TrimSuffix(bytes.TrimSuffix(raw, []byte("\n")), []byte("\r"))
+			if perr := pp.line(n, line); perr != nil {
+				return nil, perr
+			}
+		}
+		if err == io.EOF {
+			break
+		}
 	}
-	for n := 1; len(text) > 0; n++ {
-		var line string
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			line, text = text[:i], text[i+1:]
+	pp.endSample()
+	return pp.finish()
+}
+
+func (pp *perfParser) line(n int, line []byte) error {
+	switch {
+	case len(line) > 0 && line[0] == '#':
+		if v, ok := bytes.CutPrefix(line, []byte("# perf version :")); ok && pp.nSamples == 0 && !pp.open {
+			pp.out.Producer = "perf " + string(bytes.TrimSpace(v))
+		}
+	case len(bytes.TrimSpace(line)) == 0:
+		pp.endSample()
+		pp.terminated = true
+	case line[0] == ' ' || line[0] == '\t':
+		if !pp.open {
+			return failf(FormatPerfScript, n, "stack frame outside a sample")
+		}
+		i, err := pp.frame(line)
+		if err != nil {
+			return failf(FormatPerfScript, n, "%v", err)
+		}
+		pp.curFrames = append(pp.curFrames, i)
+	default:
+		pp.endSample()
+		m := perfHeaderMatch(line)
+		if m == nil {
+			return failf(FormatPerfScript, n, "not a perf script sample header: %.80q", line)
+		}
+		group := func(g int) []byte {
+			if m[2*g] < 0 {
+				return nil
+			}
+			return line[m[2*g]:m[2*g+1]]
+		}
+		evName, period := group(7), group(6)
+		ev, ok := pp.eventIdx[string(evName)]
+		if !ok {
+			ev = len(pp.out.Events)
+			pp.eventIdx[string(evName)] = ev
+			pp.out.Events = append(pp.out.Events, string(evName))
+			pp.hasPeriod = append(pp.hasPeriod, period != nil)
+		}
+		if pp.hasPeriod[ev] != (period != nil) {
+			return failf(FormatPerfScript, n, "event %q has samples with and without a period", evName)
+		}
+		pp.open, pp.terminated = true, false
+		pp.cur = perfStack{event: ev, value: 1, comm: string(bytes.TrimSpace(group(1))), pid: -1}
+		pp.curFrames = pp.curFrames[:0]
+		pp.cur.tid, _ = strconv.ParseInt(string(group(2)), 10, 64)
+		if g := group(3); g != nil { // pid/tid
+			pp.cur.pid = pp.cur.tid
+			pp.cur.tid, _ = strconv.ParseInt(string(g), 10, 64)
 		} else {
-			line, text = text, ""
+			pp.noPid++
 		}
-		line = strings.TrimSuffix(line, "\r")
-		switch {
-		case strings.HasPrefix(line, "#"):
-			if v, ok := strings.CutPrefix(line, "# perf version :"); ok && cur == nil {
-				out.Producer = "perf " + strings.TrimSpace(v)
+		if period != nil {
+			v, err := strconv.ParseInt(string(period), 10, 64)
+			if err != nil || v < 0 {
+				return failf(FormatPerfScript, n, "bad period %q", period)
 			}
-		case strings.TrimSpace(line) == "":
-			cur, terminated = nil, true
-		case line[0] == ' ' || line[0] == '\t':
-			if cur == nil {
-				return nil, failf(FormatPerfScript, n, "stack frame outside a sample")
-			}
-			r, ok := frameCache[line]
-			if !ok {
-				r.f, r.demangled, r.err = parsePerfFrame(line, opts)
-				frameCache[line] = r
-			}
-			if r.err != nil {
-				return nil, failf(FormatPerfScript, n, "%v", r.err)
-			}
-			demangled = demangled || r.demangled
-			cur.frames = append(cur.frames, r.f)
-		default:
-			m := perfHeader.FindStringSubmatch(line)
-			if m == nil {
-				return nil, failf(FormatPerfScript, n, "not a perf script sample header: %.80q", line)
-			}
-			ev, ok := eventIdx[m[7]]
-			if !ok {
-				ev = len(out.Events)
-				eventIdx[m[7]] = ev
-				out.Events = append(out.Events, m[7])
-				hasPeriod = append(hasPeriod, m[6] != "")
-			}
-			if hasPeriod[ev] != (m[6] != "") {
-				return nil, failf(FormatPerfScript, n, "event %q has samples with and without a period", m[7])
-			}
-			cur = &perfSample{event: ev, value: 1, comm: strings.TrimSpace(m[1]), pid: -1}
-			cur.tid, _ = strconv.ParseInt(m[2], 10, 64)
-			if m[3] != "" { // pid/tid
-				cur.pid = cur.tid
-				cur.tid, _ = strconv.ParseInt(m[3], 10, 64)
-			} else {
-				noPid++
-			}
-			if m[6] != "" {
-				v, err := strconv.ParseInt(m[6], 10, 64)
-				if err != nil || v < 0 {
-					return nil, failf(FormatPerfScript, n, "bad period %q", m[6])
-				}
-				cur.value = v
-			}
-			if perfFrameStart.MatchString(" " + m[8]) {
-				f, dm, err := parsePerfFrame(" "+m[8], opts)
-				if err == nil {
-					cur.frames, demangled = append(cur.frames, f), demangled || dm
+			pp.cur.value = v
+		}
+		if rest := group(8); rest != nil {
+			l := append([]byte{' '}, rest...)
+			if perfFrameStart.Match(l) {
+				if i, err := pp.frame(l); err == nil {
+					pp.curFrames = append(pp.curFrames, i)
 				}
 			}
-			samples = append(samples, cur)
-			terminated = false
 		}
 	}
-	if len(samples) == 0 {
+	return nil
+}
+
+// frame returns the index of a callchain line's parse, parsing it once.
+func (pp *perfParser) frame(line []byte) (int, error) {
+	if i, ok := pp.frameIdx[string(line)]; ok {
+		return i, pp.frames[i].err
+	}
+	var r frameResult
+	r.f, r.demangled, r.err = parsePerfFrame(string(line), pp.opts)
+	i := len(pp.frames)
+	pp.frames = append(pp.frames, r)
+	pp.frameIdx[string(line)] = i
+	pp.demangled = pp.demangled || r.demangled
+	return i, r.err
+}
+
+// endSample merges the open sample into its distinct stack.
+func (pp *perfParser) endSample() {
+	if !pp.open {
+		return
+	}
+	pp.open = false
+	pp.nSamples++
+	if len(pp.curFrames) == 0 {
+		pp.empty++
+	}
+	c := &pp.cur
+	k := binary.AppendVarint(pp.key[:0], int64(c.event))
+	k = binary.AppendVarint(k, c.pid)
+	k = binary.AppendVarint(k, c.tid)
+	k = binary.AppendUvarint(k, uint64(len(c.comm)))
+	k = append(k, c.comm...)
+	for _, f := range pp.curFrames {
+		k = binary.AppendUvarint(k, uint64(f))
+	}
+	pp.key = k
+	if st, ok := pp.stacks[string(k)]; ok {
+		st.value += c.value
+		st.count++
+		return
+	}
+	st := &perfStack{event: c.event, value: c.value, count: 1, frames: append([]int(nil), pp.curFrames...),
+		comm: c.comm, pid: c.pid, tid: c.tid}
+	pp.stacks[string(k)] = st
+	pp.order = append(pp.order, st)
+}
+
+func (pp *perfParser) finish() (*Profile, error) {
+	out := pp.out
+	if pp.nSamples == 0 {
 		return nil, failf(FormatPerfScript, 0, "perf script output holds no samples")
 	}
 	types := make([]*profile.ValueType, len(out.Events))
 	for i, ev := range out.Events {
 		unit := "count"
 		base, _, _ := strings.Cut(ev, ":")
-		if hasPeriod[i] && (base == "cpu-clock" || base == "task-clock") {
+		if pp.hasPeriod[i] && (base == "cpu-clock" || base == "task-clock") {
 			unit = "nanoseconds"
 		}
 		types[i] = &profile.ValueType{Type: ev, Unit: unit}
-		if !hasPeriod[i] {
+		if !pp.hasPeriod[i] {
 			out.Limitations = append(out.Limitations, fmt.Sprintf(
 				"event %s: no period column, each sample counts 1 (not the event count)", ev))
 		}
 	}
 	b := newBuilder(types...)
-	empty := 0
-	for _, s := range samples {
-		if len(s.frames) == 0 {
-			empty++
+	var frames []frame
+	out.Counts = make([]int64, 0, len(pp.order))
+	for _, st := range pp.order {
+		frames = frames[:0]
+		for _, i := range st.frames {
+			frames = append(frames, pp.frames[i].f)
 		}
 		vals := make([]int64, len(types))
-		vals[s.event] = s.value
-		ps := &profile.Sample{Location: b.stack(s.frames), Value: vals,
-			Label:    map[string][]string{"thread": {s.comm}},
-			NumLabel: map[string][]int64{"thread_id": {s.tid}}}
-		if s.pid >= 0 {
-			ps.NumLabel["pid"] = []int64{s.pid}
+		vals[st.event] = st.value
+		ps := &profile.Sample{Location: b.stack(frames), Value: vals,
+			Label:    map[string][]string{"thread": {st.comm}},
+			NumLabel: map[string][]int64{"thread_id": {st.tid}}}
+		if st.pid >= 0 {
+			ps.NumLabel["pid"] = []int64{st.pid}
 		}
 		b.p.Sample = append(b.p.Sample, ps)
+		out.Counts = append(out.Counts, st.count)
 	}
 	out.P = b.p
-	if noPid > 0 {
+	if pp.noPid > 0 {
 		out.Limitations = append(out.Limitations, fmt.Sprintf(
-			"%d of %d samples show one id, which perf script prints as the tid: they carry thread_id but no pid", noPid, len(samples)))
+			"%d of %d samples show one id, which perf script prints as the tid: they carry thread_id but no pid", pp.noPid, pp.nSamples))
 	}
 	if b.unsymbolized > 0 {
 		out.Limitations = append(out.Limitations, fmt.Sprintf("%d locations are unsymbolized ([unknown] in perf script)", b.unsymbolized))
 	}
-	if demangled {
+	if pp.demangled {
 		out.Limitations = append(out.Limitations, "mangled Rust/C++ symbols were demangled; the raw symbol is kept as SystemName")
 	}
-	if empty > 0 {
+	if pp.empty > 0 {
 		out.Limitations = append(out.Limitations, fmt.Sprintf(
-			"%d samples have no callchain: they count in totals but in no function", empty))
+			"%d samples have no callchain: they count in totals but in no function", pp.empty))
 	}
-	if !terminated {
+	if !pp.terminated {
 		out.Limitations = append(out.Limitations, "the last sample is not followed by a blank line: it may be truncated")
 	}
 	return out, nil
@@ -267,4 +361,127 @@ func splitDSO(s string) (sym, dso string) {
 		}
 	}
 	return s, ""
+}
+
+// perfHeaderMatch is perfHeader.FindSubmatchIndex(line) without the
+// regexp engine, whose backtracking over the lazy comm group was the
+// largest cost of reading a big recording. It tries the same alternatives
+// in the same order (the earliest pid token after which the rest matches;
+// each optional column taken before it is skipped), so it returns the same
+// indexes; FuzzPerfHeader checks that against the regexp.
+func perfHeaderMatch(line []byte) []int {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+	if len(line) == 0 || isSpace(line[0]) {
+		return nil
+	}
+	// Whitespace-separated tokens as [start, end) pairs.
+	var toks [][2]int
+	for i := 0; i < len(line); {
+		for i < len(line) && isSpace(line[i]) {
+			i++
+		}
+		if i == len(line) {
+			break
+		}
+		j := i
+		for j < len(line) && !isSpace(line[j]) {
+			j++
+		}
+		toks = append(toks, [2]int{i, j})
+		i = j
+	}
+	tok := func(k int) []byte { return line[toks[k][0]:toks[k][1]] }
+	digits := func(b []byte) bool {
+		if len(b) == 0 {
+			return false
+		}
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	m := make([]int, 18)
+	for k := 1; k < len(toks); k++ {
+		pid := tok(k)
+		slash := bytes.IndexByte(pid, '/')
+		if slash < 0 && !digits(pid) || slash >= 0 && !(digits(pid[:slash]) && digits(pid[slash+1:])) {
+			continue
+		}
+		if bytes.IndexByte(line[:toks[k-1][1]], '\n') >= 0 { // "." in the comm group stops at a newline
+			return nil
+		}
+		for i := range m {
+			m[i] = -1
+		}
+		m[0], m[1] = 0, len(line)
+		m[2], m[3] = 0, toks[k-1][1]
+		if slash < 0 {
+			m[4], m[5] = toks[k][0], toks[k][1]
+		} else {
+			m[4], m[5] = toks[k][0], toks[k][0]+slash
+			m[6], m[7] = toks[k][0]+slash+1, toks[k][1]
+		}
+		if perfHeaderRest(line, toks, k+1, 0, m, tok, digits) {
+			return m
+		}
+	}
+	return nil
+}
+
+// perfHeaderRest matches the columns after the pid, from column col on
+// (0 cpu, 1 time, 2 period, 3 event), each optional one tried first.
+func perfHeaderRest(line []byte, toks [][2]int, k, col int, m []int, tok func(int) []byte, digits func([]byte) bool) bool {
+	if k >= len(toks) {
+		return false
+	}
+	t := tok(k)
+	set := func(g, from, to int) { m[2*g], m[2*g+1] = from, to }
+	switch col {
+	case 0: // [cpu]
+		if len(t) > 2 && t[0] == '[' && t[len(t)-1] == ']' && digits(t[1:len(t)-1]) {
+			set(4, toks[k][0]+1, toks[k][1]-1)
+			if perfHeaderRest(line, toks, k+1, 1, m, tok, digits) {
+				return true
+			}
+			set(4, -1, -1)
+		}
+		return perfHeaderRest(line, toks, k, 1, m, tok, digits)
+	case 1: // time:
+		if dot := bytes.IndexByte(t, '.'); dot > 0 && len(t) > dot+2 && t[len(t)-1] == ':' &&
+			digits(t[:dot]) && digits(t[dot+1:len(t)-1]) {
+			set(5, toks[k][0], toks[k][1]-1)
+			if perfHeaderRest(line, toks, k+1, 2, m, tok, digits) {
+				return true
+			}
+			set(5, -1, -1)
+		}
+		return perfHeaderRest(line, toks, k, 2, m, tok, digits)
+	case 2: // period
+		if digits(t) {
+			set(6, toks[k][0], toks[k][1])
+			if perfHeaderRest(line, toks, k+1, 3, m, tok, digits) {
+				return true
+			}
+			set(6, -1, -1)
+		}
+		return perfHeaderRest(line, toks, k, 3, m, tok, digits)
+	}
+	// event: the token ends with ':' and has something before it.
+	if len(t) < 2 || t[len(t)-1] != ':' {
+		return false
+	}
+	set(7, toks[k][0], toks[k][1]-1)
+	if toks[k][1] < len(line) { // whitespace, then the rest of the line
+		rest := toks[k][1]
+		for rest < len(line) && (line[rest] == ' ' || line[rest] == '\t' || line[rest] == '\n' || line[rest] == '\f' || line[rest] == '\r') {
+			rest++
+		}
+		if bytes.IndexByte(line[rest:], '\n') >= 0 { // nor does the rest's ".*"
+			return false
+		}
+		set(8, rest, len(line))
+	}
+	return true
 }

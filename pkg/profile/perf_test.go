@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func TestPerfScriptTotalsMatchHeaders(t *testing.T) {
 				t.Fatalf("events %v, file has %v", p.Events, wantN)
 			}
 			for _, ev := range p.Events {
-				tot, n := Totals(p.P, mustIndex(t, p, ev))
+				tot, n := p.Totals(mustIndex(t, p, ev))
 				if n != wantN[ev] || tot != wantSum[ev] {
 					t.Errorf("%s: %d samples totalling %d, file has %d headers totalling %d", ev, n, tot, wantN[ev], wantSum[ev])
 				}
@@ -152,4 +153,31 @@ func TestPerfNoTimestampJITKernelUnknown(t *testing.T) {
 	if first.NumLabel["pid"][0] != 977 || first.NumLabel["thread_id"][0] != 977 {
 		t.Errorf("pid/tid labels %v", first.NumLabel)
 	}
+}
+
+// FuzzPerfHeader: the hand-written header matcher returns exactly what the
+// regexp it replaces returns, on any line.
+func FuzzPerfHeader(f *testing.F) {
+	for _, s := range []string{
+		"perf 1234/1234 [000] 12345.678901: 100 cycles:u: \t ffff f (/x)",
+		"my comm 7 12 1.5: cycles:",
+		"node-v011 31912 cpu-clock: ",
+		"a 1 [2] 3.4: 5 e:",
+		"a 1 1.5:",
+		"a 1 [2]:",
+		"x 1/2 3 4 5: ev: rest",
+		"java 1 2 3 4",
+		"trace  6061 1000.000001:    250000 task-clock:ppp:  55d5 _R3foo (/bin/t)",
+		" leading 1 e:",
+		"a\t1\tcycles:\r",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		want := perfHeader.FindSubmatchIndex([]byte(line))
+		got := perfHeaderMatch([]byte(line))
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: matcher %v, regexp %v", line, got, want)
+		}
+	})
 }

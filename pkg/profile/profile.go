@@ -37,6 +37,7 @@
 package profile
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"errors"
@@ -78,6 +79,37 @@ type Profile struct {
 	Events      []string // perf script event names, in order of first appearance
 	Limitations []string // what the conversion could not keep or had to assume
 	Producer    string   // e.g. "py-spy 0.4.1", "perf 4.13.0", "go", "pyinstrument"
+	// Counts, when set, holds for each P.Sample how many samples the
+	// parser merged into it (perf script merges samples that share event,
+	// thread and callchain). Nil means each record is one sample record,
+	// as pprof counts them.
+	Counts []int64
+}
+
+// Totals is [Totals] over p's records, counting merged samples (Counts)
+// as the samples they stand for.
+func (p *Profile) Totals(sampleIndex int) (total, samples int64) {
+	if p.Counts == nil {
+		return Totals(p.P, sampleIndex)
+	}
+	if p.P == nil || sampleIndex < 0 || sampleIndex >= len(p.P.SampleType) {
+		return 0, 0
+	}
+	for i, s := range p.P.Sample {
+		if sampleIndex < len(s.Value) && s.Value[sampleIndex] != 0 {
+			total += abs(s.Value[sampleIndex])
+			samples += p.Counts[i]
+		}
+	}
+	return total, samples
+}
+
+// Count is how many samples record i stands for (1 unless Counts says).
+func (p *Profile) Count(i int) int64 {
+	if p.Counts == nil {
+		return 1
+	}
+	return p.Counts[i]
 }
 
 // Sentinels carried by ParseError.Err, for errors.Is.
@@ -116,58 +148,73 @@ func failf(f Format, line int, format string, args ...any) *ParseError {
 // Parse reads a whole profile from r, detects its format by content and
 // converts it into pprof's model. Input that is not a readable profile fails
 // with a *ParseError; an error from r itself is returned wrapped, as is.
+// perf script text is parsed as it streams in; the other formats are read
+// whole first (their decoders need all of it).
 func Parse(r io.Reader, opts Options) (*Profile, error) {
 	limit := opts.MaxBytes
 	if limit <= 0 {
 		limit = DefaultMaxBytes
 	}
-	data, err := readCapped(r, limit)
-	var pe *ParseError
-	if errors.As(err, &pe) {
-		return nil, pe
-	} else if err != nil {
-		return nil, fmt.Errorf("profile: read: %w", err)
-	}
-	if len(data) == 0 {
+	in := bufio.NewReaderSize(&cappedReader{r: r, left: limit}, 64<<10)
+	magic, err := in.Peek(2)
+	if len(magic) == 0 {
+		if err != nil && err != io.EOF {
+			return nil, readFailure(err, nil, FormatUnknown)
+		}
 		return nil, failf(FormatUnknown, 0, "empty input")
 	}
-	if isGzip(data) {
-		inner, gerr := readCapped(gzipReader(data), limit)
-		if gerr != nil {
-			if errors.As(gerr, &pe) {
-				return nil, pe
-			}
-			return nil, &ParseError{Format: detect(inner, false), Offset: -1, Err: gerr,
-				Reason: "gzip stream is truncated or corrupt: " + gerr.Error()}
+	var src io.Reader = in
+	zipped := isGzip(magic)
+	if zipped {
+		zr, err := gzip.NewReader(in)
+		if err != nil {
+			return nil, readFailure(gzipFailure(err), nil, FormatUnknown)
 		}
-		if len(inner) == 0 {
+		src = &cappedReader{r: gzipErrors{zr}, left: limit}
+	}
+	body := bufio.NewReaderSize(src, 256<<10)
+	head, err := body.Peek(detectPrefix)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return nil, readFailure(err, head, FormatUnknown)
+	}
+	if len(head) == 0 {
+		if zipped {
 			return nil, failf(FormatUnknown, 0, "empty input inside gzip")
 		}
-		data = inner
+		return nil, failf(FormatUnknown, 0, "empty input")
 	}
 	// Detect on a prefix; each parser validates the whole input. A speedscope
 	// file may name its shared frames after the prefix, so JSON is re-checked
 	// in full.
-	f := detect(data[:min(len(data), detectPrefix)], false)
-	if f == FormatUnknown && len(data) > detectPrefix && isJSONObject(data) && looksSpeedscope(data) {
-		f = FormatSpeedscope
-	}
+	f := detect(head, false)
 	var p *Profile
-	switch f {
-	case FormatPprof:
-		p, err = parsePprof(data)
-	case FormatPerfScript:
-		p, err = parsePerf(data, opts)
-	case FormatSpeedscope:
-		p, err = parseSpeedscope(data)
-	case FormatCollapsed:
-		p, err = parseCollapsed(data)
-	default:
-		return nil, &ParseError{Format: FormatUnknown, Offset: 0, Err: ErrUnknownFormat,
-			Reason: "not pprof, perf script, speedscope or collapsed stacks"}
-	}
-	if err != nil {
-		return nil, err
+	if f == FormatPerfScript {
+		p, err = parsePerf(body, opts)
+		if err != nil {
+			return nil, readFailure(err, nil, FormatPerfScript)
+		}
+	} else {
+		data, err := io.ReadAll(body)
+		if err != nil {
+			return nil, readFailure(err, data, FormatUnknown)
+		}
+		if f == FormatUnknown && len(data) > detectPrefix && isJSONObject(data) && looksSpeedscope(data) {
+			f = FormatSpeedscope
+		}
+		switch f {
+		case FormatPprof:
+			p, err = parsePprof(data)
+		case FormatSpeedscope:
+			p, err = parseSpeedscope(data)
+		case FormatCollapsed:
+			p, err = parseCollapsed(data)
+		default:
+			return nil, &ParseError{Format: FormatUnknown, Offset: 0, Err: ErrUnknownFormat,
+				Reason: "not pprof, perf script, speedscope or collapsed stacks"}
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if err := p.P.CheckValid(); err != nil {
 		return nil, &ParseError{Format: p.Format, Offset: -1, Err: err, Reason: "invalid result: " + err.Error()}
@@ -175,15 +222,63 @@ func Parse(r io.Reader, opts Options) (*Profile, error) {
 	return p, nil
 }
 
-// readCapped reads at most limit bytes; more is an ErrTooLarge ParseError.
-// On a read error it returns what it read so far.
-func readCapped(r io.Reader, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if int64(len(data)) > limit {
-		return nil, &ParseError{Format: FormatUnknown, Offset: limit, Err: ErrTooLarge,
-			Reason: fmt.Sprintf("input exceeds %d bytes", limit)}
+// readFailure returns a *ParseError as is (naming the format when it was
+// found: given, or detected on what was read) and wraps any other error
+// from the reader.
+func readFailure(err error, seen []byte, f Format) error {
+	var pe *ParseError
+	if !errors.As(err, &pe) {
+		return fmt.Errorf("profile: read: %w", err)
 	}
-	return data, err
+	if pe.Format == FormatUnknown && !errors.Is(pe, ErrTooLarge) {
+		if f == FormatUnknown {
+			f = detect(seen[:min(len(seen), detectPrefix)], false)
+		}
+		pe.Format = f
+	}
+	return pe
+}
+
+// cappedReader fails with an ErrTooLarge ParseError once more than left
+// bytes come from r.
+type cappedReader struct {
+	r    io.Reader
+	left int64
+	read int64
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if int64(len(p)) > c.left+1 {
+		p = p[:c.left+1]
+	}
+	n, err := c.r.Read(p)
+	if int64(n) > c.left {
+		return 0, &ParseError{Format: FormatUnknown, Offset: c.read + c.left, Err: ErrTooLarge,
+			Reason: fmt.Sprintf("input exceeds %d bytes", c.read+c.left)}
+	}
+	c.left -= int64(n)
+	c.read += int64(n)
+	return n, err
+}
+
+// gzipErrors turns the decompressor's failures into ParseErrors.
+type gzipErrors struct{ r io.Reader }
+
+func (g gzipErrors) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	var pe *ParseError
+	if err != nil && err != io.EOF && !errors.As(err, &pe) {
+		err = gzipFailure(err)
+	}
+	return n, err
+}
+
+func gzipFailure(err error) error {
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return &ParseError{Format: FormatUnknown, Offset: -1, Err: err,
+		Reason: "gzip stream is truncated or corrupt: " + err.Error()}
 }
 
 func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }

@@ -145,6 +145,6 @@ func TestLiveCapture(t *testing.T) {
 	if len(rows) == 0 || rows[0].Function != "hot_loop" {
 		t.Fatalf("top flat function is not hot_loop (events %v): %+v", p.Events, rows[:min(5, len(rows))])
 	}
-	total, samples := profile.Totals(p.P, 0)
+	total, samples := p.Totals(0)
 	t.Logf("perf %s, event %s: %d samples, hot_loop flat %d of %d", r.Plan.Capability.Version, p.Events[0], samples, rows[0].Flat, total)
 }

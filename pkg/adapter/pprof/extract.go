@@ -115,6 +115,7 @@ func (x *extraction) aggregate(ctx context.Context) error {
 		if i%4096 == 0 && ctx.Err() != nil {
 			return fault.Wrap(fault.ProcessCancelled, ctx.Err(), "extraction cancelled")
 		}
+		c := x.prof.Count(i) // samples this record stands for
 		thread, process := profile.Labels(s)
 		tp := [2]string{thread, process}
 		tpi, ok := x.tpIndex[tp]
@@ -128,7 +129,7 @@ func (x *extraction) aggregate(ctx context.Context) error {
 		for t := 0; t < nt && t < len(s.Value); t++ {
 			if v := s.Value[t]; v != 0 {
 				x.totals[tp][t] += abs(v)
-				x.nsamples[tp][t]++
+				x.nsamples[tp][t] += c
 				nonzero = true
 			}
 		}
@@ -147,13 +148,13 @@ func (x *extraction) aggregate(ctx context.Context) error {
 			if seenNode[n] != gen {
 				seenNode[n] = gen
 				a := x.get(x.nodes, key{a: n, tp: tpi})
-				addValues(a, s.Value, nt)
+				addValues(a, s.Value, nt, c)
 			}
 			if j+1 < len(buf) {
 				e := [2]int{buf[j+1], n} // caller -> callee
 				if seenEdge[e] != gen {
 					seenEdge[e] = gen
-					addValues(x.get(x.edges, key{a: e[0], b: e[1], tp: tpi}), s.Value, nt)
+					addValues(x.get(x.edges, key{a: e[0], b: e[1], tp: tpi}), s.Value, nt, c)
 				}
 			}
 		}
@@ -176,7 +177,7 @@ func (x *extraction) aggregate(ctx context.Context) error {
 		for t := 0; t < nt && t < len(s.Value); t++ {
 			if v := s.Value[t]; v != 0 {
 				st.value[t] += v
-				st.count[t]++
+				st.count[t] += uint64(c)
 			}
 		}
 	}
@@ -186,11 +187,11 @@ func (x *extraction) aggregate(ctx context.Context) error {
 	return nil
 }
 
-func addValues(a *agg, vals []int64, nt int) {
+func addValues(a *agg, vals []int64, nt int, c int64) {
 	for t := 0; t < nt && t < len(vals); t++ {
 		if v := vals[t]; v != 0 {
 			a.incl[t] += v
-			a.count[t]++
+			a.count[t] += uint64(c)
 		}
 	}
 }

@@ -133,6 +133,6 @@ func TestLiveCapture(t *testing.T) {
 	if len(rows) == 0 || rows[0].Function != "burn" {
 		t.Fatalf("top flat function is not burn: %+v", rows[:min(5, len(rows))])
 	}
-	_, samples := profile.Totals(p.P, idx)
+	_, samples := p.Totals(idx)
 	t.Logf("py-spy %s (%s): burn flat %d of %d samples", r.Plan.Capability.Version, p.Producer, rows[0].Flat, samples)
 }
