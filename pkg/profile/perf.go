@@ -93,6 +93,7 @@ type perfParser struct {
 	curFrames  []int
 	key        []byte
 	terminated bool
+	header     headerScratch
 }
 
 // parsePerf reads `perf script` output line by line, never holding the
@@ -148,7 +149,7 @@ func (pp *perfParser) line(n int, line []byte) error {
 		pp.curFrames = append(pp.curFrames, i)
 	default:
 		pp.endSample()
-		m := perfHeaderMatch(line)
+		m := pp.header.match(line)
 		if m == nil {
 			return failf(FormatPerfScript, n, "not a perf script sample header: %.80q", line)
 		}
@@ -262,21 +263,39 @@ func (pp *perfParser) finish() (*Profile, error) {
 		}
 	}
 	b := newBuilder(types...)
-	var frames []frame
+	locOf := make([]*profile.Location, len(pp.frames)) // by distinct callchain line
+	type threadKey struct {
+		comm     string
+		pid, tid int64
+	}
+	type threadLabels struct {
+		str map[string][]string
+		num map[string][]int64
+	}
+	labels := map[threadKey]threadLabels{}
 	out.Counts = make([]int64, 0, len(pp.order))
 	for _, st := range pp.order {
-		frames = frames[:0]
-		for _, i := range st.frames {
-			frames = append(frames, pp.frames[i].f)
+		locs := make([]*profile.Location, len(st.frames))
+		for j, i := range st.frames {
+			if locOf[i] == nil {
+				locOf[i] = b.location(pp.frames[i].f)
+			}
+			locs[j] = locOf[i]
 		}
 		vals := make([]int64, len(types))
 		vals[st.event] = st.value
-		ps := &profile.Sample{Location: b.stack(frames), Value: vals,
-			Label:    map[string][]string{"thread": {st.comm}},
-			NumLabel: map[string][]int64{"thread_id": {st.tid}}}
-		if st.pid >= 0 {
-			ps.NumLabel["pid"] = []int64{st.pid}
+		// Samples of one thread share their (read-only) label maps.
+		tk := threadKey{st.comm, st.pid, st.tid}
+		lm, ok := labels[tk]
+		if !ok {
+			lm = threadLabels{map[string][]string{"thread": {st.comm}}, map[string][]int64{"thread_id": {st.tid}}}
+			if st.pid >= 0 {
+				lm.num["pid"] = []int64{st.pid}
+			}
+			labels[tk] = lm
 		}
+		ps := &profile.Sample{Location: locs, Value: vals,
+			Label: lm.str, NumLabel: lm.num}
 		b.p.Sample = append(b.p.Sample, ps)
 		out.Counts = append(out.Counts, st.count)
 	}
@@ -369,13 +388,23 @@ func splitDSO(s string) (sym, dso string) {
 // in the same order (the earliest pid token after which the rest matches;
 // each optional column taken before it is skipped), so it returns the same
 // indexes; FuzzPerfHeader checks that against the regexp.
-func perfHeaderMatch(line []byte) []int {
+func perfHeaderMatch(line []byte) []int { return new(headerScratch).match(line) }
+
+// headerScratch holds perfHeaderMatch's buffers between lines; the indexes
+// it returns are valid until the next call.
+type headerScratch struct {
+	toks [][2]int
+	m    []int
+}
+
+func (h *headerScratch) match(line []byte) []int {
 	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
 	if len(line) == 0 || isSpace(line[0]) {
 		return nil
 	}
 	// Whitespace-separated tokens as [start, end) pairs.
-	var toks [][2]int
+	toks := h.toks[:0]
+	defer func() { h.toks = toks }()
 	for i := 0; i < len(line); {
 		for i < len(line) && isSpace(line[i]) {
 			i++
@@ -402,7 +431,10 @@ func perfHeaderMatch(line []byte) []int {
 		}
 		return true
 	}
-	m := make([]int, 18)
+	if h.m == nil {
+		h.m = make([]int, 18)
+	}
+	m := h.m
 	for k := 1; k < len(toks); k++ {
 		pid := tok(k)
 		slash := bytes.IndexByte(pid, '/')

@@ -14,7 +14,7 @@ cat > hot.c <<'C'
 volatile unsigned long sink;
 __attribute__((noinline)) unsigned long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
 __attribute__((noinline)) void mix(unsigned long n) { for (unsigned long i = 0; i < n; i++) sink ^= i * 2654435761UL; }
-__attribute__((noinline)) void hot_loop(void) { for (int r = 0; r < 800; r++) { sink += fib(27); mix(3000000); } }
+__attribute__((noinline)) void hot_loop(void) { for (int r = 0; r < 1100; r++) { sink += fib(27); mix(3000000); } }
 int main(void) { hot_loop(); return 0; }
 C
 gcc -O1 -g -fno-omit-frame-pointer -o hot hot.c
