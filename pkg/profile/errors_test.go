@@ -152,6 +152,15 @@ func TestPerfMergesEqualSamples(t *testing.T) {
 	if tot, n := p.Totals(0); tot != 158 || n != 4 {
 		t.Errorf("totals %d over %d samples", tot, n)
 	}
+	for i, want := range []string{"f;main", "f;main", sym} {
+		var got []string
+		for _, l := range p.P.Sample[i].Location {
+			got = append(got, l.Line[0].Function.Name)
+		}
+		if strings.Join(got, ";") != want && i < 2 {
+			t.Errorf("record %d: frames %v, want %s", i, got, want)
+		}
+	}
 	if name := p.P.Sample[2].Location[0].Line[0].Function.Name; name != sym {
 		t.Errorf("long symbol cut to %d bytes", len(name))
 	}

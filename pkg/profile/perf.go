@@ -94,6 +94,9 @@ type perfParser struct {
 	key        []byte
 	terminated bool
 	header     headerScratch
+	// each depth's line in the latest sample that reached it, and its frame
+	prevLines [][]byte
+	prevIDs   []int
 }
 
 // parsePerf reads `perf script` output line by line, never holding the
@@ -142,11 +145,24 @@ func (pp *perfParser) line(n int, line []byte) error {
 		if !pp.open {
 			return failf(FormatPerfScript, n, "stack frame outside a sample")
 		}
+		// The previous sample often has the same line at the same depth
+		// (all of it but the leaf, outside recursion): comparing is
+		// cheaper than hashing the line.
+		j := len(pp.curFrames)
+		if j < len(pp.prevLines) && bytes.Equal(pp.prevLines[j], line) {
+			pp.curFrames = append(pp.curFrames, pp.prevIDs[j])
+			return nil
+		}
 		i, err := pp.frame(line)
 		if err != nil {
 			return failf(FormatPerfScript, n, "%v", err)
 		}
 		pp.curFrames = append(pp.curFrames, i)
+		if j < len(pp.prevLines) {
+			pp.prevLines[j], pp.prevIDs[j] = append(pp.prevLines[j][:0], line...), i
+		} else {
+			pp.prevLines, pp.prevIDs = append(pp.prevLines, append([]byte(nil), line...)), append(pp.prevIDs, i)
+		}
 	default:
 		pp.endSample()
 		m := pp.header.match(line)
