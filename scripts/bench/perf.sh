@@ -2,7 +2,8 @@
 # The whole perf path on a recording of >= 200K samples (SPEC §10): capture
 # a C program with `flameox capture run perf` at ~50 kHz, then measure side
 # by side on the same perf.data: `perf script` alone, `perf report --stdio`,
-# flameox's extraction + publication of the perf script text (import), and
+# flameox's import of the perf script text beside the import of an opaque
+# file of the same size (the difference is extraction + publication), and
 # repeat hotspots on the published corpus.
 # Usage: scripts/bench/perf.sh [BIN_DIR]
 set -euo pipefail
@@ -43,10 +44,15 @@ mkdir imp && cd imp && "$bin/flameox" init >/dev/null && cd ..
 hyperfine -N --warmup 1 --runs 5 --export-markdown perf.md \
   "perf script -i $data ${fields:+-F $fields}" \
   "perf report --stdio -i $data"
-hyperfine --warmup 0 --runs 5 --export-markdown import.md \
+# An opaque file of the same size costs what storing the text costs
+# (copy + hash + run), so the difference is extraction and publication.
+head -c "$(stat -c %s perf.script.txt)" /dev/urandom > opaque.bin
+hyperfine --warmup 1 --runs 10 --export-markdown import.md --export-json import.json \
   --prepare "rm -rf imp && mkdir imp && cd imp && $bin/flameox init >/dev/null" \
-  "cd imp && $bin/flameox import ../perf.script.txt >/dev/null"
+  "cd imp && $bin/flameox import ../perf.script.txt >/dev/null" \
+  "cd imp && $bin/flameox import ../opaque.bin >/dev/null"
 hyperfine -N --warmup 3 --runs 20 --export-markdown hot.md \
   "$bin/flameox analyze hotspots $run --limit 10 --json"
 /usr/bin/time -f "import of the perf script text: peak RSS %M KB" sh -c "cd imp && $bin/flameox import ../perf.script.txt >/dev/null"
 cat perf.md import.md hot.md
+python3 -c "import json; [print(r['command'], 'median', round(r['median']*1000, 1), 'ms') for r in json.load(open('import.json'))['results']]"
