@@ -27,7 +27,7 @@
 //   - rows are never edited: re-extraction publishes a new generation whose
 //     manifest supersedes the old one, so no column records "superseded".
 //
-// Writer files use zstd, dictionary encoding only on the string columns
+// Writer files use zstd at its fastest level, dictionary encoding only on the string columns
 // declared low-cardinality (Column.Dict), and row groups of RowGroupRows rows.
 // Rows are appended through typed column handles obtained once per file
 // (Writer.StringCol, Writer.Int64Col, ...), so the hot path does no

@@ -68,6 +68,7 @@ func newWriter(t *Table, w io.Writer, rowGroup int, c Common) (*Writer, error) {
 	}
 	props := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithCompressionLevel(1), // zstd fastest: a quarter off the large-profile import, files no larger (docs/performance.md)
 		parquet.WithDictionaryDefault(false),
 		parquet.WithMaxRowGroupLength(int64(rowGroup)),
 		parquet.WithCreatedBy("flameox evidence " + t.ID()),
