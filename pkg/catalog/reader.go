@@ -218,6 +218,9 @@ var currentViews = []CurrentView{
 	{"artifacts_current", "artifacts", "registration_id", "published_at DESC, evidence_generation_id DESC"},
 	{"environments_current", "environments", "environment_id", "published_at DESC, evidence_generation_id DESC"},
 	{"source_states_current", "source_states", "source_state_id", "published_at DESC, evidence_generation_id DESC"},
+	// Measurement ids are digests of what they measure, so re-extracting a
+	// run yields the same ids: the latest generation's row wins.
+	{"measurements_current", "measurements", "measurement_id", "published_at DESC, evidence_generation_id DESC"},
 }
 
 // CurrentViews lists the *_current views.

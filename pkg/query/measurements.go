@@ -61,13 +61,13 @@ var (
 SELECT measurement_id, run_id, coalesce(artifact_id, ''), name, value_int, value_float, unit, aggregation, scope,
        coalesce(subject, ''), coalesce(worker_id, ''), worker_run_index, value_index, loop_count, is_warmup,
        coalesce(phase, ''), evidence_level
-FROM measurements
+FROM measurements_current
 WHERE ` + measurementFilters + `
   AND ($5::VARCHAR IS NULL OR run_id > $5 OR (run_id = $5 AND measurement_id > $6))
 ORDER BY run_id, measurement_id
 LIMIT $7`}
 	qMeasurementsCount = catalog.Query{Name: "measurements.count", Version: "1",
-		SQL: `SELECT count(*) FROM measurements WHERE ` + measurementFilters}
+		SQL: `SELECT count(*) FROM measurements_current WHERE ` + measurementFilters}
 )
 
 // QueryMeasurements lists measurements in (run, measurement id) order.

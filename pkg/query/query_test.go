@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flameox/flameox/pkg/adapter/all"
 	"github.com/flameox/flameox/pkg/broker"
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/catalog"
@@ -230,6 +231,33 @@ func TestRepublishNeverDoubleCounts(t *testing.T) {
 	arts, err := ListArtifacts(ctx, f.ws, ListArtifactsRequest{})
 	if err != nil || arts.Total != 3 || arts.Artifacts[0].Registrations != 1 {
 		t.Fatalf("artifacts after republish: %+v %v", arts, err)
+	}
+}
+
+// TestReextractionNeverDoubleCounts extracts a benchmark file twice: the
+// second generation repeats the measurement ids, and the measurements list
+// keeps the latest row of each.
+func TestReextractionNeverDoubleCounts(t *testing.T) {
+	f := newFixture(t)
+	p := filepath.Join(t.TempDir(), "bench.txt")
+	os.WriteFile(p, []byte("goos: linux\npkg: example.com/x\nBenchmarkA-2 \t 100\t 12.5 ns/op\nBenchmarkA-2 \t 100\t 13.5 ns/op\nPASS\n"), 0o644)
+	imp, err := f.svc.Import(context.Background(), capture.ImportRequest{Path: p, Kind: "benchmark_samples"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := []publish.RunRef{{RunID: imp.Run.RunID, Revision: imp.Run.Revision}}
+	pub := &publish.Publisher{WS: f.ws, Extractors: all.Registry().Extractors()}
+	for range 2 {
+		if _, err := pub.PublishRuns(context.Background(), refs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms, err := QueryMeasurements(context.Background(), f.ws, MeasurementsRequest{NamePrefix: "gobench."})
+	if err != nil || ms.Total != 2 || len(ms.Measurements) != 2 {
+		t.Fatalf("measurements after re-extraction: %+v %v", ms, err)
+	}
+	if ms.Measurements[0].MeasurementID == ms.Measurements[1].MeasurementID {
+		t.Fatal("one measurement listed twice")
 	}
 }
 
