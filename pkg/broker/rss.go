@@ -20,7 +20,9 @@ const (
 // memory's high-water mark into the child's ru_maxrss at exec. A child
 // that never grows past flameox's own footprint therefore reports
 // flameox's peak, not its own. When ru_maxrss does not exceed flameox's
-// high-water mark at spawn time, the broker uses the child's own VmHWM
+// high-water mark (read after the child is reaped: the mark only rises, so
+// it covers flameox's footprint at the spawn even when flameox grew between
+// starting the run and forking), the broker uses the child's own VmHWM
 // (the high-water mark of its post-exec address space), sampled from
 // /proc while it runs.
 

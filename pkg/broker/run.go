@@ -59,7 +59,6 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		return nil, fault.Wrap(fault.ProcessFailed, err, "open stdin for %s", p.path)
 	}
 	defer stopStdin()
-	parentHWM := vmHWM(os.Getpid())
 	res.Start = time.Now()
 	pid, err := syscall.ForkExec(p.path, spec.Argv, &syscall.ProcAttr{
 		Dir:   p.dir,
@@ -109,7 +108,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	case <-done:
 		res.Wall = wall
 		reapRoot(pid, res)
-		res.PeakRSS, res.PeakRSSSource = peakRSS(res.PeakRSS, parentHWM, hwm)
+		res.PeakRSS, res.PeakRSSSource = peakRSS(res.PeakRSS, vmHWM(os.Getpid()), hwm)
 	case <-time.After(killWindow):
 		// SIGKILLed yet not exiting (uninterruptible sleep): reap it later.
 		res.CleanupComplete = false
