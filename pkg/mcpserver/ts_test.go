@@ -55,12 +55,15 @@ try {
 // TestTypeScriptClient drives the built fox-mcp binary with the TypeScript
 // SDK's stdio client: a schema it rejects would hide every tool from hosts.
 func TestTypeScriptClient(t *testing.T) {
+	ci := os.Getenv("CI") == "true"
 	node, errNode := exec.LookPath("node")
 	npm, errNpm := exec.LookPath("npm")
 	if errNode != nil || errNpm != nil {
+		if ci {
+			t.Fatal("node and npm are not installed (scripts/install-collectors.sh installs them)")
+		}
 		t.Skip("node and npm are not installed")
 	}
-	ci := os.Getenv("CI") == "true"
 	sdkDir := filepath.Join(os.TempDir(), "flameox-mcp-ts-sdk-"+tsSDK)
 	if _, err := os.Stat(filepath.Join(sdkDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
 		os.MkdirAll(sdkDir, 0o755)
