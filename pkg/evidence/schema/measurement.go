@@ -54,16 +54,8 @@ func (m *MeasurementWriter) Write(x Measurement) error {
 	m.run.Append(x.RunID)
 	m.art.AppendOrNull(x.ArtifactID)
 	m.name.Append(x.Name)
-	if x.Int != nil {
-		m.vi.Append(*x.Int)
-	} else {
-		m.vi.AppendNull()
-	}
-	if x.Float != nil {
-		m.vf.Append(*x.Float)
-	} else {
-		m.vf.AppendNull()
-	}
+	appendPtr(m.vi, x.Int)
+	appendPtr(m.vf, x.Float)
 	m.unit.Append(x.Unit)
 	m.agg.Append(x.Aggregation)
 	m.scope.Append(x.Scope)
@@ -71,17 +63,13 @@ func (m *MeasurementWriter) Write(x Measurement) error {
 	m.outcome.AppendOrNull(x.Outcome)
 	m.trial.AppendOrNull(x.TrialID)
 	m.worker.AppendOrNull(x.WorkerID)
-	i32(m.wri, x.WorkerRunIndex)
-	i32(m.vix, x.ValueIndex)
-	if x.LoopCount != nil {
-		m.loops.Append(*x.LoopCount)
-	} else {
-		m.loops.AppendNull()
-	}
+	appendPtr(m.wri, x.WorkerRunIndex)
+	appendPtr(m.vix, x.ValueIndex)
+	appendPtr(m.loops, x.LoopCount)
 	m.warm.Append(x.IsWarmup)
 	m.block.AppendOrNull(x.BlockID)
 	m.variant.AppendOrNull(x.VariantID)
-	i32(m.order, x.OrderInBlock)
+	appendPtr(m.order, x.OrderInBlock)
 	m.phs.AppendOrNull(x.Phase)
 	if len(x.Dimensions) > 0 {
 		m.dims.Append(x.Dimensions)
@@ -96,7 +84,11 @@ func (m *MeasurementWriter) Write(x Measurement) error {
 	return m.w.EndRow()
 }
 
-func i32(c Int32Col, v *int32) {
+// appendPtr appends *v, or null for a nil pointer.
+func appendPtr[T any](c interface {
+	Append(T)
+	AppendNull()
+}, v *T) {
 	if v != nil {
 		c.Append(*v)
 	} else {
