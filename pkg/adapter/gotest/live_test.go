@@ -5,17 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/flameox/flameox/pkg/adapter"
+	"github.com/flameox/flameox/pkg/adapter/adaptertest"
 	"github.com/flameox/flameox/pkg/adapter/process"
-	"github.com/flameox/flameox/pkg/broker"
-	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/run"
-	"github.com/flameox/flameox/pkg/workload"
-	"github.com/flameox/flameox/pkg/workspace"
 )
 
 const liveToml = `schema_version = 1
@@ -34,7 +29,7 @@ func TestLiveCapture(t *testing.T) {
 	}
 	for _, tool := range []string{"go", "git"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not on PATH", tool)
+			adaptertest.Unable(t, "%s is not on PATH", tool)
 		}
 	}
 	ctx := context.Background()
@@ -46,47 +41,17 @@ func TestLiveCapture(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(project, f), b, 0o644)
 	}
-	os.WriteFile(filepath.Join(project, workload.FileName), []byte(liveToml), 0o644)
 	if out, err := exec.Command("git", "-C", project, "init", "-q").CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v %s", err, out)
 	}
-	res, err := workspace.Init(ctx, project, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := res.Workspace
-	file, err := workload.Load(project)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wl, err := file.Workload("bench")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := workload.Approve(ctx, ws, wl, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	svc := capture.Service{WS: ws, Identity: &capture.IdentityCollector{Runner: broker.Default},
-		Adapters: adapter.NewRegistry(process.New(), New())}
-	result, err := svc.Execute(ctx, capture.PlanRequest{Adapter: Name, Workload: "bench"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := result.Run
+	l := adaptertest.Capture(t, project, liveToml, "bench", Name, process.New(), New())
+	ws, m, regs := l.WS, l.Result.Run, l.Regs
 	if m.ExecutionStatus != run.ExecSucceeded || m.CaptureStatus != run.CaptureRegistered {
 		t.Fatalf("run %s/%s: %+v %v", m.ExecutionStatus, m.CaptureStatus, m.Error, m.Limitations)
 	}
-	for _, l := range m.Limitations {
-		if strings.Contains(l, "validation") || strings.Contains(l, "not produced") {
-			t.Errorf("limitation: %s", l)
-		}
-	}
+	l.CheckLimitations(t)
 	if ents, _ := filepath.Glob(filepath.Join(project, "*.test")); len(ents) != 0 {
 		t.Errorf("the test binary was left in the project: %v", ents)
-	}
-	regs := map[string]run.Registration{}
-	for _, r := range m.Artifacts {
-		regs[r.DisplayName] = r
 	}
 	for name, kind := range map[string]string{"cpu.pprof": KindSampleProfile, "mem.pprof": KindMemoryProfile,
 		"cover.out": KindCoverage, "stdout.txt": KindProcessOutput} {

@@ -7,27 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/flameox/flameox/pkg/adapter"
+	"github.com/flameox/flameox/pkg/adapter/adaptertest"
 	"github.com/flameox/flameox/pkg/adapter/process"
-	"github.com/flameox/flameox/pkg/broker"
-	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/profile"
 	"github.com/flameox/flameox/pkg/run"
-	"github.com/flameox/flameox/pkg/workload"
-	"github.com/flameox/flameox/pkg/workspace"
 )
-
-// unable skips a live test that this machine cannot run, saying exactly
-// why; under CI=true the machine is expected to run it, so it fails.
-func unable(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true but: "+format, args...)
-	}
-	t.Skipf(format, args...)
-}
 
 const burnPy = `import time
 
@@ -54,72 +40,31 @@ func TestLiveCapture(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live capture")
 	}
-	ctx := context.Background()
 	a := New()
-	if c := a.Probe(ctx); c.Status != adapter.Available && c.Status != adapter.Degraded {
-		unable(t, "py-spy cannot sample here: status %s, facts %v, remediation %q", c.Status, c.Facts, c.Remediation)
+	if c := a.Probe(context.Background()); c.Status != adapter.Available && c.Status != adapter.Degraded {
+		adaptertest.Unable(t, "py-spy cannot sample here: status %s, facts %v, remediation %q", c.Status, c.Facts, c.Remediation)
 	}
 	if _, err := exec.LookPath("python3"); err != nil {
-		unable(t, "python3 is not on PATH")
+		adaptertest.Unable(t, "python3 is not on PATH")
 	}
-	res, err := workspace.Init(ctx, t.TempDir(), time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := res.Workspace
-	os.WriteFile(filepath.Join(ws.ProjectRoot, "burn.py"), []byte(burnPy), 0o644)
+	project := t.TempDir()
+	os.WriteFile(filepath.Join(project, "burn.py"), []byte(burnPy), 0o644)
 	toml := "schema_version = 1\n[workloads.burn]\nargv = [\"python3\", \"burn.py\"]\ntimeout_seconds = 60\n"
-	os.WriteFile(filepath.Join(ws.ProjectRoot, "flameox.toml"), []byte(toml), 0o644)
-	file, err := workload.Load(ws.ProjectRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wl, err := file.Workload("burn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := workload.Approve(ctx, ws, wl, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	svc := &capture.Service{WS: ws, Identity: &capture.IdentityCollector{Runner: broker.Default},
-		Adapters: adapter.NewRegistry(process.New(), a)}
-	r, err := svc.Execute(ctx, capture.PlanRequest{Adapter: Name, Workload: "burn"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	regs := map[string]run.Registration{}
-	for _, reg := range r.Run.Artifacts {
-		regs[reg.DisplayName] = reg
-	}
+	l := adaptertest.Capture(t, project, toml, "burn", Name, process.New(), a)
+	r, regs := l.Result, l.Regs
 	if r.Run.ExecutionStatus != run.ExecSucceeded {
-		stderr := ""
-		if reg, ok := regs["stderr.txt"]; ok {
-			b, _ := os.ReadFile(filepath.Join(ws.Root, reg.PayloadPath))
-			stderr = string(b)
-		}
+		stderr := l.Stderr()
 		if strings.Contains(stderr, "ermission") || strings.Contains(stderr, "ptrace") {
-			unable(t, "py-spy could not read its child although the probe said %s: %s", r.Plan.Capability.Status, stderr)
+			adaptertest.Unable(t, "py-spy could not read its child although the probe said %s: %s", r.Plan.Capability.Status, stderr)
 		}
 		t.Fatalf("run %s: %+v\nstderr:\n%s", r.Run.ExecutionStatus, r.Run.Error, stderr)
 	}
-	for _, l := range r.Limitations {
-		if strings.Contains(l, "failed validation") || strings.Contains(l, "not produced") {
-			t.Errorf("limitation: %s", l)
-		}
-	}
+	l.CheckLimitations(t)
 	reg, ok := regs[SpeedscopeFile]
 	if !ok || reg.Role != "primary" || reg.Producer != Name {
 		t.Fatalf("the speedscope profile is not registered: %+v", r.Run.Artifacts)
 	}
-	f, err := os.Open(filepath.Join(ws.Root, reg.PayloadPath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := profile.Parse(f, profile.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := l.Profile(t, reg)
 	idx := -1
 	for i, st := range p.P.SampleType {
 		if st.Type == "samples" {

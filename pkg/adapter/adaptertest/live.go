@@ -1,0 +1,114 @@
+package adaptertest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flameox/flameox/pkg/adapter"
+	"github.com/flameox/flameox/pkg/broker"
+	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/profile"
+	"github.com/flameox/flameox/pkg/run"
+	"github.com/flameox/flameox/pkg/workload"
+	"github.com/flameox/flameox/pkg/workspace"
+)
+
+// Unable skips a live test that this machine cannot run, saying exactly
+// why; under CI=true the machine is expected to run it, so it fails.
+func Unable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true but: "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// Live is one real capture through capture.Service.
+type Live struct {
+	WS     *workspace.Workspace
+	Result *capture.Result
+	Regs   map[string]run.Registration // by display name
+}
+
+// Capture initializes a workspace in project (which already holds the
+// workload's files), declares flameox.toml, approves the workload and
+// executes it with adapterName through the real capture service, broker
+// and identity collector. adapters form the registry (the process adapter
+// is usually among them).
+func Capture(t testing.TB, project, toml, name, adapterName string, adapters ...adapter.Adapter) *Live {
+	t.Helper()
+	ctx := context.Background()
+	if err := os.WriteFile(filepath.Join(project, workload.FileName), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := workspace.Init(ctx, project, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := res.Workspace
+	file, err := workload.Load(project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl, err := file.Workload(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := workload.Approve(ctx, ws, wl, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	svc := &capture.Service{WS: ws, Identity: &capture.IdentityCollector{Runner: broker.Default},
+		Adapters: adapter.NewRegistry(adapters...)}
+	r, err := svc.Execute(ctx, capture.PlanRequest{Adapter: adapterName, Workload: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &Live{WS: ws, Result: r, Regs: map[string]run.Registration{}}
+	for _, reg := range r.Run.Artifacts {
+		l.Regs[reg.DisplayName] = reg
+	}
+	return l
+}
+
+// Path is the stored payload path of a registration.
+func (l *Live) Path(reg run.Registration) string { return filepath.Join(l.WS.Root, reg.PayloadPath) }
+
+// Stderr is the workload's captured stderr, or "".
+func (l *Live) Stderr() string {
+	reg, ok := l.Regs["stderr.txt"]
+	if !ok {
+		return ""
+	}
+	b, _ := os.ReadFile(l.Path(reg))
+	return string(b)
+}
+
+// Profile parses a registered profile.
+func (l *Live) Profile(t testing.TB, reg run.Registration) *profile.Profile {
+	t.Helper()
+	f, err := os.Open(l.Path(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f, profile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// CheckLimitations fails on limitations that mean an artifact the plan
+// declared is missing or invalid.
+func (l *Live) CheckLimitations(t testing.TB) {
+	t.Helper()
+	for _, s := range append(append([]string{}, l.Result.Limitations...), l.Result.Run.Limitations...) {
+		if strings.Contains(s, "failed validation") || strings.Contains(s, "not produced") || strings.Contains(s, "step ") {
+			t.Errorf("limitation: %s", s)
+		}
+	}
+}
