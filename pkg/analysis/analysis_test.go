@@ -141,9 +141,6 @@ func TestPerfEventsStayApart(t *testing.T) {
 
 func TestSpeedscopeThreadsStayApart(t *testing.T) {
 	file := "../profile/testdata/self-driving-sim__py-spy-0.4.1.speedscope.json"
-	if _, err := os.Stat(file); err != nil {
-		t.Skip("fixture not copied")
-	}
 	ws, runs := importProfiles(t, file)
 	_, all := allHotspots(t, ws, HotspotsRequest{Input: runs[0], SampleType: "samples"})
 	if all.SampleType.Samples != 265 {
