@@ -1,7 +1,6 @@
 package gotest
 
 import (
-	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,12 +10,8 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/flameox/flameox/pkg/evidence/schema"
+	"github.com/flameox/flameox/pkg/evidence/schema/schematest"
 	"golang.org/x/perf/benchunit"
 )
 
@@ -60,61 +55,7 @@ func (s *fileSink) rows(t testing.TB) []map[string]any {
 		t.Fatal(err)
 	}
 	s.files["measurements"].Close()
-	pf, err := file.OpenParquetFile(s.files["measurements"].Name(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 4096}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tbl.Release()
-	out := make([]map[string]any, tbl.NumRows())
-	for i := range out {
-		out[i] = map[string]any{}
-	}
-	for c := 0; c < int(tbl.NumCols()); c++ {
-		name, r := tbl.Schema().Field(c).Name, 0
-		for _, ch := range tbl.Column(c).Data().Chunks() {
-			for i := 0; i < ch.Len(); i, r = i+1, r+1 {
-				out[r][name] = cell(ch, i)
-			}
-		}
-	}
-	return out
-}
-
-func cell(a arrow.Array, i int) any {
-	if a.IsNull(i) {
-		return nil
-	}
-	switch a := a.(type) {
-	case *array.String:
-		return a.Value(i)
-	case *array.Int32:
-		return a.Value(i)
-	case *array.Int64:
-		return a.Value(i)
-	case *array.Uint64:
-		return a.Value(i)
-	case *array.Float64:
-		return a.Value(i)
-	case *array.Boolean:
-		return a.Value(i)
-	case *array.Map:
-		start, end := a.ValueOffsets(i)
-		m := map[string]string{}
-		for j := start; j < end; j++ {
-			m[a.Keys().(*array.String).Value(int(j))] = a.Items().(*array.String).Value(int(j))
-		}
-		return m
-	}
-	return nil // timestamps and lists: not needed here
+	return schematest.Read(t, s.files["measurements"].Name()).Maps()
 }
 
 // independent counts benchmark results the way the benchmark format

@@ -1,9 +1,9 @@
 package schema
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"github.com/flameox/flameox/pkg/evidence/schema/schematest"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,10 +13,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 var testCommon = Common{
@@ -60,72 +56,8 @@ func sample(c Column, row int) any {
 // row-group count and every value as Go values, row by row.
 func readBack(t *testing.T, path string) (*arrow.Schema, int64, int, [][]any) {
 	t.Helper()
-	pf, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1024}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := fr.Schema()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tbl.Release()
-	rows := make([][]any, tbl.NumRows())
-	for ci := 0; ci < int(tbl.NumCols()); ci++ {
-		r := 0
-		for _, chunk := range tbl.Column(ci).Data().Chunks() {
-			for i := 0; i < chunk.Len(); i++ {
-				rows[r] = append(rows[r], value(chunk, i))
-				r++
-			}
-		}
-	}
-	return s, pf.NumRows(), pf.NumRowGroups(), rows
-}
-
-func value(a arrow.Array, i int) any {
-	if a.IsNull(i) {
-		return nil
-	}
-	switch a := a.(type) {
-	case *array.String:
-		return a.Value(i)
-	case *array.Int32:
-		return a.Value(i)
-	case *array.Int64:
-		return a.Value(i)
-	case *array.Uint64:
-		return a.Value(i)
-	case *array.Float64:
-		return a.Value(i)
-	case *array.Boolean:
-		return a.Value(i)
-	case *array.Timestamp:
-		return time.UnixMicro(int64(a.Value(i))).UTC()
-	case *array.Map:
-		start, end := a.ValueOffsets(i)
-		m := map[string]string{}
-		for j := start; j < end; j++ {
-			m[a.Keys().(*array.String).Value(int(j))] = a.Items().(*array.String).Value(int(j))
-		}
-		return m
-	case *array.List:
-		start, end := a.ValueOffsets(i)
-		l := []string{}
-		for j := start; j < end; j++ {
-			l = append(l, a.ListValues().(*array.String).Value(int(j)))
-		}
-		return l
-	}
-	panic(fmt.Sprintf("no reader for %T", a))
+	f := schematest.Read(t, path)
+	return f.Schema, f.FooterRows, f.RowGroups, f.Rows
 }
 
 func create(t *testing.T, name string) *os.File {
