@@ -17,6 +17,7 @@ import (
 	"github.com/flameox/flameox/pkg/durable"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/faultpoint"
+	"github.com/flameox/flameox/pkg/identity"
 	"github.com/flameox/flameox/pkg/lease"
 	"github.com/flameox/flameox/pkg/lock"
 	"github.com/flameox/flameox/pkg/run"
@@ -64,6 +65,11 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 		return nil, fault.New(fault.InvalidCapturePlan, "the workload, its approval, the executable or the policy changed since the plan was made").
 			Fix("Make a new plan, review it, and execute that one.")
 	}
+	// Identity (git probes, environment) runs while the run is created and
+	// the plan re-made; it is joined before the workload starts, so the
+	// source state is still the one the workload sees.
+	ident := s.collectIdentity(ctx, pre)
+	defer ident()
 	now := s.now()
 	m := run.Manifest{
 		SchemaVersion: run.SchemaVersion,
@@ -100,11 +106,7 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 	if real.plan.Digest != pre.plan.Digest {
 		return nil, s.abandon(ctx, runs, &m, fault.New(fault.InvalidCapturePlan, "the workload, its approval or the executable changed while the capture was being prepared"))
 	}
-	collectors := map[string]string{}
-	if v := real.plan.Capability.Version; v != "" {
-		collectors[real.ad.Name()] = v
-	}
-	env, src := s.Identity.Collect(ctx, s.WS.ProjectRoot, real.plan.Executable, collectors, Toolchains(real.plan.Executable, real.ad.Name())...)
+	env, src := ident()
 	m.Environment, m.SourceState = &env, &src
 	m.Command = &run.CommandInfo{Argv: real.plan.Argv, Executable: real.plan.Executable, Cwd: real.plan.Cwd,
 		EnvNames: real.plan.Environment.Passed, EnvDropped: real.plan.Environment.Dropped,
@@ -195,6 +197,27 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 		ids[i] = r.ArtifactID
 	}
 	return &Result{SchemaVersion: 1, Plan: real.plan, Run: &m, ArtifactIDs: ids, Limitations: nonNil(m.Limitations)}, nil
+}
+
+// collectIdentity starts collecting the environment and source identity
+// for the plan p and returns a function that waits for them (safe to call
+// more than once).
+func (s *Service) collectIdentity(ctx context.Context, p *prepared) func() (identity.Environment, identity.SourceState) {
+	collectors := map[string]string{}
+	if v := p.plan.Capability.Version; v != "" {
+		collectors[p.ad.Name()] = v
+	}
+	var env identity.Environment
+	var src identity.SourceState
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		env, src = s.Identity.Collect(ctx, s.WS.ProjectRoot, p.plan.Executable, collectors, Toolchains(p.plan.Executable, p.ad.Name())...)
+	}()
+	return func() (identity.Environment, identity.SourceState) {
+		<-done
+		return env, src
+	}
 }
 
 // runWorkload starts the (possibly contained) collector command.

@@ -141,8 +141,12 @@ func CollectSource(ctx context.Context, o Options) SourceState {
 
 	g := git{ctx: ctx, r: o.Runner, root: root, env: GitEnv(root), timeout: o.Timeout}
 	untracked := -1
-	if rootOK && o.Runner != nil && isToplevel(g, root) {
-		untracked = collectGit(g, o, excludes, &s, miss)
+	top, head, inRepo := "", "", false
+	if rootOK && o.Runner != nil {
+		top, head, inRepo = gitHead(g)
+	}
+	if inRepo && sameDir(top, root) {
+		untracked = collectGit(g, o, excludes, head, &s, miss)
 	} else {
 		miss.add(gitFields...)
 	}
@@ -226,20 +230,36 @@ func pathspec(excludes []string) []string {
 }
 
 // isToplevel reports whether git sees root as the top of a work tree.
-func isToplevel(g git, root string) bool {
-	out, err := g.run(1<<16, "rev-parse", "--show-toplevel")
-	if err != nil {
-		return false
+// gitHead asks git, in one process, for the repository's top level and
+// its HEAD commit. A repository without a commit makes that fail, so a
+// failure falls back to asking for the top level alone (head "").
+func gitHead(g git) (top, head string, ok bool) {
+	out, err := g.run(1<<16, "rev-parse", "--show-toplevel", "--verify", "--quiet", "HEAD^{commit}")
+	if err == nil {
+		// Two lines; a top level with a newline in its name takes the
+		// slower path below.
+		if lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n"); len(lines) == 2 && isHash(lines[1]) {
+			return lines[0], lines[1], true
+		}
 	}
-	top, err := filepath.EvalSymlinks(strings.TrimSuffix(string(out), "\n"))
+	out, err = g.run(1<<16, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", "", false
+	}
+	return strings.TrimSuffix(string(out), "\n"), "", true
+}
+
+// sameDir reports whether git's top level is the project root.
+func sameDir(top, root string) bool {
+	top, err := filepath.EvalSymlinks(top)
 	return err == nil && top == root
 }
 
 // collectGit fills the git-derived fields and returns the number of
 // untracked entries, or -1 when they could not be listed within bounds.
-func collectGit(g git, o Options, excludes []string, s *SourceState, miss missing) int {
-	if out, err := g.run(1<<10, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err == nil && isHash(strings.TrimSpace(string(out))) {
-		s.HeadCommit = strings.TrimSpace(string(out))
+func collectGit(g git, o Options, excludes []string, head string, s *SourceState, miss missing) int {
+	if head != "" {
+		s.HeadCommit = head
 	} else {
 		miss.add("git_head")
 	}
