@@ -49,7 +49,12 @@ func NewStagingDir(root, prefix string) (string, error) {
 	}
 	owner, err := lease.Self()
 	if err == nil {
-		err = durable.WriteJSON(filepath.Join(dir, StagingOwner), owner, 0o600)
+		// Not synced: after a reboot every owner is gone, and an owner
+		// record lost or emptied by the crash reads as gone too.
+		var b []byte
+		if b, err = durable.MarshalIndent(owner); err == nil {
+			err = durable.WriteVolatile(filepath.Join(dir, StagingOwner), b, 0o600)
+		}
 	}
 	if err != nil {
 		os.RemoveAll(dir)

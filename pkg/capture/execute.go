@@ -464,7 +464,9 @@ func (s *Service) heartbeat(runs *run.Store, id string) func() {
 		t := time.NewTicker(5 * time.Second)
 		defer t.Stop()
 		for {
-			durable.WriteFile(path, []byte(s.now().Format(time.RFC3339Nano)+"\n"), 0o600)
+			// A heartbeat means nothing after a reboot (the boot id in the
+			// lease changes), so it is not synced.
+			durable.WriteVolatile(path, []byte(s.now().Format(time.RFC3339Nano)+"\n"), 0o600)
 			select {
 			case <-stop:
 				return

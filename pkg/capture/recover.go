@@ -101,7 +101,10 @@ func (s *Service) Recover(ctx context.Context) (*RecoveryResult, error) {
 		switch {
 		case err == nil && json.Unmarshal(b, &o) == nil:
 			gone = o.Check() == lease.Gone
-		case os.IsNotExist(err):
+		case os.IsNotExist(err) || err == nil:
+			// No owner, or an unreadable one (the record is not synced, so
+			// a power loss can empty it): gone once it has been left alone
+			// for a minute.
 			if info, ierr := e.Info(); ierr == nil && time.Since(info.ModTime()) > time.Minute {
 				gone = true
 			}

@@ -105,6 +105,113 @@ func CreateExclusive(path string, data []byte, perm fs.FileMode) error {
 	return SyncDir(dir)
 }
 
+// CreateExclusiveAlias is CreateExclusive plus a second name: after path
+// is created, alias is atomically replaced by another link to the same
+// bytes (a projection of the newest of several immutable files). The data
+// is synced once, and the two directories are synced after both names
+// exist, so the second sync finds the journal already committed.
+func CreateExclusiveAlias(path, alias string, data []byte, perm fs.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("create temporary file for %s: %w", path, err)
+	}
+	name := tmp.Name()
+	defer os.Remove(name) // a no-op once it is renamed to alias
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("fsync %s: %w", name, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Link(name, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fs.ErrExist
+		}
+		return fmt.Errorf("link into %s: %w", path, err)
+	}
+	if err := os.Rename(name, alias); err != nil {
+		return fmt.Errorf("rename into %s: %w", alias, err)
+	}
+	return SyncDirs(dir, filepath.Dir(alias))
+}
+
+// WriteSynced creates path (which must not exist) with data and fsyncs
+// the data but not the directory: for staged files whose name does not
+// have to survive a crash, only their content once they are linked into
+// place (and that directory synced).
+func WriteSynced(path string, data []byte, perm fs.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("fsync %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// WriteVolatile atomically replaces path with data, without fsync: a
+// process that dies leaves the old or the new content, but after a power
+// loss the file may be empty or missing. It is for liveness records
+// (heartbeats, staging owners) that mean nothing after a reboot and whose
+// readers treat an unreadable record as "owner gone".
+func WriteVolatile(path string, data []byte, perm fs.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("create temporary file for %s: %w", path, err)
+	}
+	name := tmp.Name()
+	defer os.Remove(name) // a no-op once renamed
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return fmt.Errorf("chmod %s: %w", name, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", name, err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		return fmt.Errorf("rename into %s: %w", path, err)
+	}
+	return nil
+}
+
+// SyncDirs fsyncs each distinct directory in order. Make every change
+// first and sync afterwards: the first sync commits the file system's
+// journal with all of them, and the rest return almost at once.
+func SyncDirs(dirs ...string) error {
+	seen := make(map[string]bool, len(dirs))
+	for _, d := range dirs {
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		if err := SyncDir(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // SyncDir fsyncs a directory so that renames and creations in it survive a
 // crash.
 func SyncDir(dir string) error {

@@ -83,7 +83,9 @@ func Commit(ctx context.Context, ws *workspace.Workspace, st *Stage, files []cor
 		return nil, err
 	}
 	stagedManifest := filepath.Join(st.Dir, "manifest.json")
-	if err := durable.WriteFile(stagedManifest, manifest, 0o400); err != nil {
+	// Only the bytes need to be durable: the manifest's staging name never
+	// has to survive a crash, and place syncs its final directory.
+	if err := durable.WriteSynced(stagedManifest, manifest, 0o400); err != nil {
 		return nil, err
 	}
 	faultpoint.Hit(StepManifestStaged)
@@ -103,14 +105,16 @@ func Commit(ctx context.Context, ws *workspace.Workspace, st *Stage, files []cor
 		return nil, err
 	}
 
+	moves := make([]move, 0, len(files))
 	for _, f := range files {
-		if err := place(filepath.Join(st.Dir, f.Table+".parquet"), filepath.Join(ws.Root, filepath.FromSlash(f.Path))); err != nil {
-			return nil, err
-		}
+		moves = append(moves, move{filepath.Join(st.Dir, f.Table+".parquet"), filepath.Join(ws.Root, filepath.FromSlash(f.Path))})
+	}
+	if err := place(moves...); err != nil {
+		return nil, err
 	}
 	faultpoint.Hit(StepFilesMoved)
 	manifestRel := corpus.GenerationRel(st.ID)
-	if err := place(stagedManifest, filepath.Join(ws.Root, filepath.FromSlash(manifestRel))); err != nil {
+	if err := place(move{stagedManifest, filepath.Join(ws.Root, filepath.FromSlash(manifestRel))}); err != nil {
 		return nil, err
 	}
 	faultpoint.Hit(StepManifestMoved)
@@ -158,32 +162,44 @@ func nextInventory(head corpus.Commit, supersedes []string) ([]corpus.Generation
 	return out, nil
 }
 
-// place moves a staged file to its final path. When the target exists (a
-// retried publication), it must hold exactly the same bytes.
-func place(src, dst string) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(dst), err)
-	}
-	if _, err := os.Lstat(dst); err == nil {
-		a, errA := os.ReadFile(src)
-		b, errB := os.ReadFile(dst)
-		if errA != nil || errB != nil || !bytes.Equal(a, b) {
-			return fault.New(fault.ArtifactIntegrityFailed, "%s already exists with other content", dst).With("file", dst)
+// move is one staged file and its final path.
+type move struct{ src, dst string }
+
+// place moves staged files to their final paths. A target that exists (a
+// retried publication) must hold exactly the same bytes. Every file is
+// linked first and the directories are synced afterwards, so one journal
+// commit carries them all.
+func place(moves ...move) error {
+	var dirs []string
+	var done []string
+	for _, m := range moves {
+		dir := filepath.Dir(m.dst)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("create %s: %w", dir, err)
 		}
-		return os.Remove(src)
-	} else if !errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(m.dst); err == nil {
+			a, errA := os.ReadFile(m.src)
+			b, errB := os.ReadFile(m.dst)
+			if errA != nil || errB != nil || !bytes.Equal(a, b) {
+				return fault.New(fault.ArtifactIntegrityFailed, "%s already exists with other content", m.dst).With("file", m.dst)
+			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		} else if err := os.Link(m.src, m.dst); err != nil {
+			return fmt.Errorf("place %s: %w", m.dst, err)
+		}
+		dirs = append(dirs, dir, filepath.Dir(dir))
+		done = append(done, m.src)
+	}
+	if err := durable.SyncDirs(dirs...); err != nil {
 		return err
 	}
-	if err := os.Link(src, dst); err != nil {
-		return fmt.Errorf("place %s: %w", dst, err)
+	for _, src := range done {
+		if err := os.Remove(src); err != nil {
+			return err
+		}
 	}
-	if err := durable.SyncDir(filepath.Dir(dst)); err != nil {
-		return err
-	}
-	if err := durable.SyncDir(filepath.Dir(filepath.Dir(dst))); err != nil {
-		return err
-	}
-	return os.Remove(src)
+	return nil
 }
 
 func sorted(in []string) []string {

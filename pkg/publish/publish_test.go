@@ -118,15 +118,15 @@ func TestPlaceIsIdempotent(t *testing.T) {
 	src := filepath.Join(dir, "src")
 	dst := filepath.Join(dir, "out", "dst")
 	os.WriteFile(src, []byte("same"), 0o600)
-	if err := place(src, dst); err != nil {
+	if err := place(move{src, dst}); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(src, []byte("same"), 0o600)
-	if err := place(src, dst); err != nil {
+	if err := place(move{src, dst}); err != nil {
 		t.Fatalf("identical retry: %v", err)
 	}
 	os.WriteFile(src, []byte("different"), 0o600)
-	if err := place(src, dst); !fault.Is(err, fault.ArtifactIntegrityFailed) {
+	if err := place(move{src, dst}); !fault.Is(err, fault.ArtifactIntegrityFailed) {
 		t.Fatalf("different content: %v", err)
 	}
 }

@@ -3,11 +3,13 @@ package publish
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/flameox/flameox/pkg/artifact"
@@ -78,26 +80,43 @@ func (s *Stage) Rows() int64 {
 
 // Finish closes every table file, fsyncs it and describes it with its final
 // workspace-relative path, sha256, size and row count. Tables without rows
-// are dropped.
+// are dropped. The files are synced concurrently, so that the file system
+// can commit them in one journal transaction.
 func (s *Stage) Finish() ([]corpus.GenerationFile, error) {
 	names := append([]string{}, s.order...)
 	sort.Strings(names)
-	var out []corpus.GenerationFile
-	for _, name := range names {
+	rows := make([]int64, len(names))
+	for i, name := range names {
 		sf := s.files[name]
-		rows, err := sf.w.Close()
+		n, err := sf.w.Close()
 		if err != nil {
-			sf.f.Close()
 			return nil, fault.Wrap(fault.EvidenceSchemaMismatch, err, "write %s rows", name)
 		}
-		if err := sf.f.Sync(); err != nil {
-			sf.f.Close()
-			return nil, fmt.Errorf("fsync staged %s: %w", name, err)
+		rows[i] = n
+	}
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		if rows[i] == 0 {
+			continue
 		}
+		wg.Go(func() {
+			if err := s.files[name].f.Sync(); err != nil {
+				errs[i] = fmt.Errorf("fsync staged %s: %w", name, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var out []corpus.GenerationFile
+	for i, name := range names {
+		sf := s.files[name]
 		if err := sf.f.Close(); err != nil {
 			return nil, err
 		}
-		if rows == 0 {
+		if rows[i] == 0 {
 			os.Remove(sf.f.Name())
 			continue
 		}
@@ -108,7 +127,7 @@ func (s *Stage) Finish() ([]corpus.GenerationFile, error) {
 		out = append(out, corpus.GenerationFile{
 			Path:  fmt.Sprintf("evidence/%s/generation=%s/part-00000.parquet", name, s.ID),
 			Table: name, SchemaMajor: sf.table.Major, SchemaMinor: sf.table.Minor,
-			SHA256: sum, ByteLength: size, RowCount: rows,
+			SHA256: sum, ByteLength: size, RowCount: rows[i],
 		})
 	}
 	return out, nil

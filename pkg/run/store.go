@@ -118,14 +118,13 @@ func (s *Store) write(m Manifest) error {
 		return fault.Wrap(fault.InternalError, err, "encode run %s", m.RunID)
 	}
 	dir := s.Dir(m.RunID)
-	err = durable.CreateExclusive(filepath.Join(dir, "revisions", revisionName(m.Revision)), data, 0o600)
+	// The projection manifest.json is a second link to the immutable
+	// revision file: the same bytes, synced once.
+	err = durable.CreateExclusiveAlias(filepath.Join(dir, "revisions", revisionName(m.Revision)), filepath.Join(dir, "manifest.json"), data, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		return fault.New(fault.RevisionConflict, "run %s already has revision %d", m.RunID, m.Revision).ForRun(m.RunID).Retry()
 	}
 	if err != nil {
-		return err
-	}
-	if err := durable.WriteFile(filepath.Join(dir, "manifest.json"), data, 0o600); err != nil {
 		return err
 	}
 	return s.log(m)
