@@ -141,12 +141,8 @@ func CollectSource(ctx context.Context, o Options) SourceState {
 
 	g := git{ctx: ctx, r: o.Runner, root: root, env: GitEnv(root), timeout: o.Timeout}
 	untracked := -1
-	top, head, inRepo := "", "", false
 	if rootOK && o.Runner != nil {
-		top, head, inRepo = gitHead(g)
-	}
-	if inRepo && sameDir(top, root) {
-		untracked = collectGit(g, o, excludes, head, &s, miss)
+		untracked = collectGit(g, o, root, excludes, &s, miss)
 	} else {
 		miss.add(gitFields...)
 	}
@@ -257,31 +253,37 @@ func sameDir(top, root string) bool {
 
 // collectGit fills the git-derived fields and returns the number of
 // untracked entries, or -1 when they could not be listed within bounds.
-func collectGit(g git, o Options, excludes []string, head string, s *SourceState, miss missing) int {
-	if head != "" {
-		s.HeadCommit = head
-	} else {
-		miss.add("git_head")
-	}
-
+// collectGit fills the git fields of s when root is the top level of a
+// git checkout; otherwise every git field is missing.
+//
+// Every probe starts at once (the top level and HEAD, the diff against
+// HEAD, the index and the untracked list: each git start costs ~1 ms, and
+// in sequence they were most of a capture's identity cost). Their answers
+// are used only once the top level is known to be the project root, the
+// diff only when HEAD exists, and untracked files are hashed only then.
+// (`git submodule status` is a shell script that costs ~20 ms; the
+// gitlinks in the index say the same, natively.)
+func collectGit(g git, o Options, root string, excludes []string, s *SourceState, miss missing) int {
 	diffArgs := append([]string{"-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false", "-c", "diff.relative=false",
 		"diff", "--binary", "--no-ext-diff", "--no-textconv", "--no-color", "--no-renames",
 		"--diff-algorithm=myers", "--ignore-submodules=none", "HEAD"}, pathspec(excludes)...)
 
-	// The diff, the submodule listing and the untracked inputs are
-	// independent; collecting them concurrently keeps the fixed cost of a
-	// run's identity low. (`git submodule status` is a shell script that
-	// costs ~20 ms; the gitlinks in the index say the same, natively.)
 	var (
 		wg                      sync.WaitGroup
+		top, head               string
+		inRepo                  bool
 		diffOut, subOut         []byte
 		diffErr, subErr, untErr error
 		untracked               int
 		untrackedState          = *s
+		known                   = make(chan struct{})
 	)
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
+	ours := func() bool { <-known; return inRepo && sameDir(top, root) }
+	wg.Go(func() {
+		defer close(known)
+		top, head, inRepo = gitHead(g)
+	})
+	wg.Go(func() {
 		var staged []byte
 		staged, subErr = g.run(64<<20, "ls-files", "--stage", "-z")
 		for entry := range bytes.SplitSeq(staged, []byte{0}) {
@@ -289,15 +291,23 @@ func collectGit(g git, o Options, excludes []string, head string, s *SourceState
 				subOut = append(append(subOut, entry...), '\n')
 			}
 		}
-	}()
-	go func() {
-		defer wg.Done()
-		untracked, untErr = untrackedInputs(g, o, excludes, &untrackedState)
-	}()
-	if s.HeadCommit != "" {
+	})
+	wg.Go(func() {
+		untracked, untErr = untrackedInputs(g, o, excludes, &untrackedState, ours)
+	})
+	wg.Go(func() {
 		diffOut, diffErr = g.run(maxDiffBytes, diffArgs...)
-	}
+	})
 	wg.Wait()
+	if !ours() {
+		miss.add(gitFields...)
+		return -1
+	}
+	if head != "" {
+		s.HeadCommit = head
+	} else {
+		miss.add("git_head")
+	}
 
 	if s.HeadCommit == "" {
 		miss.add("git_diff")

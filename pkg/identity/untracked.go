@@ -21,8 +21,11 @@ import (
 const maxListBytes int64 = 64 << 20
 
 var (
-	errTooMany  = errors.New("too many untracked files")
-	errTooLarge = errors.New("untracked files exceed the byte limit")
+	errTooMany = errors.New("too many untracked files")
+	// errNotCheckout: the project root is not the top level of a
+	// checkout, so its untracked files are not hashed.
+	errNotCheckout = errors.New("not the top level of a git checkout")
+	errTooLarge    = errors.New("untracked files exceed the byte limit")
 )
 
 // untrackedEntry is one untracked path as it enters the untracked digest.
@@ -41,7 +44,7 @@ type untrackedEntry struct {
 // untrackedInputs digests the untracked, not-ignored files of the project
 // into s and returns how many there are. Exceeding o.MaxUntrackedFiles or
 // o.MaxUntrackedBytes is an error: an unpinned input must not look pinned.
-func untrackedInputs(g git, o Options, excludes []string, s *SourceState) (int, error) {
+func untrackedInputs(g git, o Options, excludes []string, s *SourceState, proceed func() bool) (int, error) {
 	limit := min(int64(o.MaxUntrackedFiles+1)*4097, maxListBytes)
 	args := append([]string{"ls-files", "--others", "--exclude-standard", "-z"}, pathspec(excludes)...)
 	out, err := g.run(limit, args...)
@@ -56,6 +59,9 @@ func untrackedInputs(g git, o Options, excludes []string, s *SourceState) (int, 
 	}
 	if len(paths) > o.MaxUntrackedFiles {
 		return 0, errTooMany
+	}
+	if !proceed() {
+		return 0, errNotCheckout
 	}
 	slices.Sort(paths)
 

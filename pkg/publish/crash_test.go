@@ -23,7 +23,7 @@ import (
 
 // newWorkspace creates a workspace with n imported (unpublished) runs and
 // returns their run records as JSON lines.
-func newWorkspace(t *testing.T, n int) (*workspace.Workspace, []byte) {
+func newWorkspace(t testing.TB, n int) (*workspace.Workspace, []byte) {
 	t.Helper()
 	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now())
 	if err != nil {

@@ -83,7 +83,7 @@ func newWriter(t *Table, w io.Writer, rowGroup int, c Common) (*Writer, error) {
 	}
 	// bufio batches pqarrow's small writes; hiding Close keeps pqarrow from
 	// closing the caller's file (the caller fsyncs and closes it).
-	buf := bufio.NewWriterSize(struct{ io.Writer }{w}, 1<<20)
+	buf := bufio.NewWriterSize(struct{ io.Writer }{w}, 64<<10)
 	fw, err := pqarrow.NewFileWriter(t.Schema(), buf, parquet.NewWriterProperties(props...),
 		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
