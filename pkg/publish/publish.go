@@ -62,7 +62,7 @@ func (p *Publisher) PublishRuns(ctx context.Context, refs []RunRef) (*Result, er
 		return nil, err
 	}
 	defer st.Discard()
-	rows := newRunRows(st)
+	rows := newRunRows(st, p.published)
 	store := &run.Store{Root: p.WS.Root}
 	meta := Meta{Publisher: Name, PublisherVersion: version.Version()}
 	for _, ref := range refs {
@@ -90,6 +90,7 @@ func (p *Publisher) PublishRuns(ctx context.Context, refs []RunRef) (*Result, er
 	if err != nil {
 		return nil, err
 	}
+	p.markPublished(rows.written)
 	res.Extractions = meta.Extractions
 	if res.Extractions == nil {
 		res.Extractions = []corpus.Extraction{}

@@ -90,7 +90,7 @@ func TestSupersedeMustBeInHead(t *testing.T) {
 	}
 	st, _ := NewStage(ws.Root, Name, "test", p.now())
 	defer st.Discard()
-	rows := newRunRows(st)
+	rows := newRunRows(st, p.published)
 	m, _ := (&run.Store{Root: ws.Root}).Revision(refsOf(t, records)[0].RunID, 1)
 	rows.add(m)
 	files, _ := st.Finish()
@@ -165,5 +165,41 @@ func TestCompact(t *testing.T) {
 	again, err := p.Compact(context.Background())
 	if err != nil || again.Compacted {
 		t.Fatalf("second compaction should be a no-op: %+v %v", again, err)
+	}
+}
+
+// An environment or source state the corpus already holds is not written
+// again; without its marker it is (a duplicate the *_current views
+// collapse), so a lost marker costs a row, never a missing one.
+func TestDimensionsWrittenOnce(t *testing.T) {
+	ws, records := newWorkspace(t, 2)
+	refs := refsOf(t, records)
+	p := &Publisher{WS: ws}
+	first, err := p.PublishRuns(context.Background(), refs[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Tables["environments"] != 1 || first.Tables["source_states"] != 1 {
+		t.Fatalf("first publication: %v", first.Tables)
+	}
+	second, err := p.PublishRuns(context.Background(), refs[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := second.Tables["environments"]; ok {
+		t.Fatalf("the environment was written again: %v", second.Tables)
+	}
+	if second.Tables["runs"] != 1 {
+		t.Fatalf("second publication: %v", second.Tables)
+	}
+	if err := os.RemoveAll(filepath.Join(ws.Root, "corpus", "published")); err != nil {
+		t.Fatal(err)
+	}
+	third, err := p.PublishRuns(context.Background(), refs[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third.Tables["environments"] != 1 {
+		t.Fatalf("without markers the environment must be written: %v", third.Tables)
 	}
 }

@@ -18,10 +18,16 @@ type runRows struct {
 	st      *Stage
 	envSeen map[string]bool
 	srcSeen map[string]bool
+	// published reports rows the corpus already holds (see known.go).
+	published func(table, id string) bool
+	// written lists the environment and source-state ids this generation
+	// holds, by table.
+	written map[string][]string
 }
 
-func newRunRows(st *Stage) *runRows {
-	return &runRows{st: st, envSeen: map[string]bool{}, srcSeen: map[string]bool{}}
+func newRunRows(st *Stage, published func(table, id string) bool) *runRows {
+	return &runRows{st: st, envSeen: map[string]bool{}, srcSeen: map[string]bool{},
+		published: published, written: map[string][]string{}}
 }
 
 func (r *runRows) add(m *run.Manifest) error {
@@ -33,16 +39,22 @@ func (r *runRows) add(m *run.Manifest) error {
 			return err
 		}
 	}
-	if m.Environment != nil && !r.envSeen[m.Environment.EnvironmentID] {
-		r.envSeen[m.Environment.EnvironmentID] = true
-		if err := r.environment(m.Environment); err != nil {
-			return err
+	if e := m.Environment; e != nil && !r.envSeen[e.EnvironmentID] {
+		r.envSeen[e.EnvironmentID] = true
+		if !r.published(schema.Environments.Name, e.EnvironmentID) {
+			if err := r.environment(e); err != nil {
+				return err
+			}
+			r.written[schema.Environments.Name] = append(r.written[schema.Environments.Name], e.EnvironmentID)
 		}
 	}
-	if m.SourceState != nil && !r.srcSeen[m.SourceState.SourceStateID] {
-		r.srcSeen[m.SourceState.SourceStateID] = true
-		if err := r.source(m.SourceState); err != nil {
-			return err
+	if s := m.SourceState; s != nil && !r.srcSeen[s.SourceStateID] {
+		r.srcSeen[s.SourceStateID] = true
+		if !r.published(schema.SourceStates.Name, s.SourceStateID) {
+			if err := r.source(s); err != nil {
+				return err
+			}
+			r.written[schema.SourceStates.Name] = append(r.written[schema.SourceStates.Name], s.SourceStateID)
 		}
 	}
 	return nil
