@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flameox/flameox/pkg/digest"
@@ -53,21 +54,21 @@ type Store struct {
 	AfterCopy func(src string)
 }
 
-var payloadName = regexp.MustCompile(`^payload(\.[A-Za-z0-9][A-Za-z0-9._-]{0,15})?$`)
-var extPattern = regexp.MustCompile(`^\.[A-Za-z0-9][A-Za-z0-9_-]{0,15}$`)
+var payloadName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^payload(\.[A-Za-z0-9][A-Za-z0-9._-]{0,15})?$`) })
+var extPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\.[A-Za-z0-9][A-Za-z0-9_-]{0,15}$`) })
 
 // PayloadExt picks a safe payload extension from a file name: the last
 // extension, or the last two for compressed files (".pb.gz", ".json.gz").
 func PayloadExt(name string) string {
 	base := filepath.Base(name)
 	ext := filepath.Ext(base)
-	if !extPattern.MatchString(ext) {
+	if !extPattern().MatchString(ext) {
 		return ""
 	}
 	switch strings.ToLower(ext) {
 	case ".gz", ".zst", ".xz", ".bz2":
 		inner := filepath.Ext(strings.TrimSuffix(base, ext))
-		if extPattern.MatchString(inner) && len(inner)+len(ext) <= 16 {
+		if extPattern().MatchString(inner) && len(inner)+len(ext) <= 16 {
 			return inner + ext
 		}
 	}
@@ -105,7 +106,7 @@ func (s *Store) Place(st *Staged, ext string) (Content, bool, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return Content{}, false, err
 	}
-	if !extPattern.MatchString(ext) && !(strings.Count(ext, ".") == 2 && payloadName.MatchString("payload"+ext)) {
+	if !extPattern().MatchString(ext) && !(strings.Count(ext, ".") == 2 && payloadName().MatchString("payload"+ext)) {
 		ext = ""
 	}
 	shard := filepath.Dir(dir)
@@ -182,7 +183,7 @@ func (s *Store) readContent(hex string) (Content, error) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		return Content{}, fault.Wrap(fault.ArtifactIntegrityFailed, err, "artifact.json of sha256:%s is damaged", hex)
 	}
-	if c.ArtifactID != "sha256:"+hex || !payloadName.MatchString(c.PayloadName) || c.ByteLength < 0 {
+	if c.ArtifactID != "sha256:"+hex || !payloadName().MatchString(c.PayloadName) || c.ByteLength < 0 {
 		return Content{}, fault.New(fault.ArtifactIntegrityFailed, "artifact.json of sha256:%s does not describe this object", hex)
 	}
 	return c, nil

@@ -109,8 +109,10 @@ func CreateExclusive(path string, data []byte, perm fs.FileMode) error {
 // is created, alias is atomically replaced by another link to the same
 // bytes (a projection of the newest of several immutable files). The data
 // is synced once, and the two directories are synced after both names
-// exist, so the second sync finds the journal already committed.
-func CreateExclusiveAlias(path, alias string, data []byte, perm fs.FileMode) error {
+// exist, so the second sync finds the journal already committed. The
+// directories in alsoSync (say, the parent of a directory just created for
+// path) are synced last, with the same effect.
+func CreateExclusiveAlias(path, alias string, data []byte, perm fs.FileMode, alsoSync ...string) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
@@ -142,7 +144,7 @@ func CreateExclusiveAlias(path, alias string, data []byte, perm fs.FileMode) err
 	if err := os.Rename(name, alias); err != nil {
 		return fmt.Errorf("rename into %s: %w", alias, err)
 	}
-	return SyncDirs(dir, filepath.Dir(alias))
+	return SyncDirs(append([]string{dir, filepath.Dir(alias)}, alsoSync...)...)
 }
 
 // WriteSynced creates path (which must not exist) with data and fsyncs

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/pprof/profile"
 	"github.com/ianlancetaylor/demangle"
@@ -20,11 +21,13 @@ import (
 //
 // where the cpu, time and period columns are optional and comm may contain
 // spaces. The event keeps its modifiers ("task-clock:ppp", "cycles:u").
-var perfHeader = regexp.MustCompile(
-	`^(\S.*?)\s+(\d+)(?:/(\d+))?\s+(?:\[(\d+)\]\s+)?(?:(\d+\.\d+):\s+)?(?:(\d+)\s+)?(\S+):(?:\s+(.*))?$`)
+var perfHeader = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(
+		`^(\S.*?)\s+(\d+)(?:/(\d+))?\s+(?:\[(\d+)\]\s+)?(?:(\d+\.\d+):\s+)?(?:(\d+)\s+)?(\S+):(?:\s+(.*))?$`)
+})
 
 // perfFrameStart matches the start of an indented callchain line.
-var perfFrameStart = regexp.MustCompile(`^\s+[0-9a-fA-F]+(\s|$)`)
+var perfFrameStart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s+[0-9a-fA-F]+(\s|$)`) })
 
 // trimOffset removes a trailing "+0x<hex>" from a symbol.
 func trimOffset(sym string) string {
@@ -47,14 +50,14 @@ func looksPerf(lines []string) bool {
 		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
 			continue
 		}
-		if !perfHeader.MatchString(l) {
+		if !perfHeader().MatchString(l) {
 			return false
 		}
 		if i+1 == len(lines) {
 			return true
 		}
 		next := lines[i+1]
-		return strings.TrimSpace(next) == "" || next[0] == ' ' || next[0] == '\t' || perfHeader.MatchString(next)
+		return strings.TrimSpace(next) == "" || next[0] == ' ' || next[0] == '\t' || perfHeader().MatchString(next)
 	}
 	return false
 }
@@ -205,7 +208,7 @@ func (pp *perfParser) line(n int, line []byte) error {
 		}
 		if rest := group(8); rest != nil {
 			l := append([]byte{' '}, rest...)
-			if perfFrameStart.Match(l) {
+			if perfFrameStart().Match(l) {
 				if i, err := pp.frame(l); err == nil {
 					pp.curFrames = append(pp.curFrames, i)
 				}
@@ -398,7 +401,7 @@ func splitDSO(s string) (sym, dso string) {
 	return s, ""
 }
 
-// perfHeaderMatch is perfHeader.FindSubmatchIndex(line) without the
+// perfHeaderMatch is perfHeader().FindSubmatchIndex(line) without the
 // regexp engine, whose backtracking over the lazy comm group was the
 // largest cost of reading a big recording. It tries the same alternatives
 // in the same order (the earliest pid token after which the rest matches;

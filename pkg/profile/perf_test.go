@@ -174,7 +174,7 @@ func FuzzPerfHeader(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		want := perfHeader.FindSubmatchIndex([]byte(line))
+		want := perfHeader().FindSubmatchIndex([]byte(line))
 		got := perfHeaderMatch([]byte(line))
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q: matcher %v, regexp %v", line, got, want)

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/pprof/profile"
 )
@@ -59,7 +60,7 @@ var unitFamily = map[string]struct {
 }
 
 // pySpyThread reads py-spy's profile names: [Process N ]Thread ID ["name"].
-var pySpyThread = regexp.MustCompile(`^(?:Process (\d+) )?Thread (0x[0-9A-Fa-f]+|\d+)\b`)
+var pySpyThread = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:Process (\d+) )?Thread (0x[0-9A-Fa-f]+|\d+)\b`) })
 
 func parseSpeedscope(data []byte) (*Profile, error) {
 	var f ssFile
@@ -159,7 +160,7 @@ func (c *ssConverter) profile(idx int, p ssProfile, out *Profile) error {
 	}
 	labels := map[string][]string{"thread": {p.Name}}
 	num := map[string][]int64{"profile_index": {int64(idx)}}
-	if m := pySpyThread.FindStringSubmatch(p.Name); m != nil {
+	if m := pySpyThread().FindStringSubmatch(p.Name); m != nil {
 		if tid, err := strconv.ParseInt(m[2], 0, 64); err == nil {
 			num["thread_id"] = []int64{tid}
 		}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/flameox/flameox/pkg/durable"
@@ -25,14 +26,18 @@ type Store struct {
 	Root string
 }
 
-var idPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+// Regexps across flameox compile on first use (sync.OnceValue): compiled
+// at package init they cost every start of every tool.
+var idPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+})
 
 // NewID returns a new run id.
 func NewID() string { return uuid.NewString() }
 
 // ValidID reports whether id is a run id (a lowercase UUID); it keeps path
 // separators and traversal out of run paths.
-func ValidID(id string) bool { return idPattern.MatchString(id) }
+func ValidID(id string) bool { return idPattern().MatchString(id) }
 
 // Dir returns the run's directory.
 func (s *Store) Dir(id string) string { return filepath.Join(s.Root, "runs", id) }
@@ -71,10 +76,8 @@ func (s *Store) Create(m Manifest) error {
 	if err := os.Mkdir(filepath.Join(dir, "revisions"), 0o700); err != nil {
 		return fmt.Errorf("create revisions directory: %w", err)
 	}
-	if err := durable.SyncDir(filepath.Dir(dir)); err != nil {
-		return err
-	}
-	return s.write(m)
+	// runs/ is synced together with the first revision's directories.
+	return s.write(m, filepath.Dir(dir))
 }
 
 // Append writes next as the revision after prev, checking every state
@@ -105,7 +108,9 @@ func (s *Store) Append(prev *Manifest, next Manifest) error {
 	return s.write(next)
 }
 
-func (s *Store) write(m Manifest) error {
+// write stores m as a new revision and the projection; syncDirs are
+// synced along with them (the parent of a new run directory).
+func (s *Store) write(m Manifest, syncDirs ...string) error {
 	m.SchemaVersion = SchemaVersion
 	if m.Artifacts == nil {
 		m.Artifacts = []Registration{}
@@ -120,7 +125,7 @@ func (s *Store) write(m Manifest) error {
 	dir := s.Dir(m.RunID)
 	// The projection manifest.json is a second link to the immutable
 	// revision file: the same bytes, synced once.
-	err = durable.CreateExclusiveAlias(filepath.Join(dir, "revisions", revisionName(m.Revision)), filepath.Join(dir, "manifest.json"), data, 0o600)
+	err = durable.CreateExclusiveAlias(filepath.Join(dir, "revisions", revisionName(m.Revision)), filepath.Join(dir, "manifest.json"), data, 0o600, syncDirs...)
 	if errors.Is(err, fs.ErrExist) {
 		return fault.New(fault.RevisionConflict, "run %s already has revision %d", m.RunID, m.Revision).ForRun(m.RunID).Retry()
 	}

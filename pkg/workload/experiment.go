@@ -75,7 +75,7 @@ func (e *Experiment) Combinations() int {
 
 func buildExperiment(path, name string, raw *rawExperiment, workloads map[string]*Workload) (*Experiment, error) {
 	key := "experiments." + clip(name)
-	if err := checkName(path, key, name, nameRE); err != nil {
+	if err := checkName(path, key, name, nameRE()); err != nil {
 		return nil, err
 	}
 	if raw == nil {

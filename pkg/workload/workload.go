@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/flameox/flameox/pkg/digest"
 )
@@ -65,7 +66,7 @@ type Definition struct {
 }
 
 // Canonical returns a copy of the workload's canonical form.
-var optionNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+var optionNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`) })
 
 func (w *Workload) Canonical() Definition {
 	d := Definition{
@@ -107,7 +108,7 @@ func (w *Workload) ParameterNames() []string {
 
 func buildWorkload(path, name string, raw *rawWorkload) (*Workload, error) {
 	key := "workloads." + clip(name)
-	if err := checkName(path, key, name, nameRE); err != nil {
+	if err := checkName(path, key, name, nameRE()); err != nil {
 		return nil, err
 	}
 	if raw == nil {
@@ -120,7 +121,7 @@ func buildWorkload(path, name string, raw *rawWorkload) (*Workload, error) {
 	}
 	for _, pn := range sortedKeys(raw.Parameters) {
 		pk := key + ".parameters." + clip(pn)
-		if err := checkName(path, pk, pn, paramRE); err != nil {
+		if err := checkName(path, pk, pn, paramRE()); err != nil {
 			return nil, err
 		}
 		p, err := buildParameter(path, pk, pn, raw.Parameters[pn])
@@ -182,7 +183,7 @@ func buildWorkload(path, name string, raw *rawWorkload) (*Workload, error) {
 	}
 	for _, n := range sortedKeys(raw.Env) {
 		ek := key + ".env." + clip(n)
-		if len(n) > 256 || !envNameRE.MatchString(n) {
+		if len(n) > 256 || !envNameRE().MatchString(n) {
 			return nil, invalid(path, ek, "is not a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*)")
 		}
 		if w.env[n], err = one(ek, raw.Env[n]); err != nil {
@@ -195,7 +196,7 @@ func buildWorkload(path, name string, raw *rawWorkload) (*Workload, error) {
 	}
 	for i, n := range raw.AllowEnv {
 		ak := fmt.Sprintf("%s.allow_env[%d]", key, i)
-		if len(n) > 256 || !envNameRE.MatchString(n) {
+		if len(n) > 256 || !envNameRE().MatchString(n) {
 			return nil, invalid(path, ak, "is not a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*)")
 		}
 		if slices.Contains(w.AllowEnv, n) {
@@ -209,7 +210,7 @@ func buildWorkload(path, name string, raw *rawWorkload) (*Workload, error) {
 	}
 	for k, v := range raw.Options {
 		ok := fmt.Sprintf("%s.options.%s", key, k)
-		if !optionNameRE.MatchString(k) || len(v) > 256 || strings.ContainsRune(v, 0) {
+		if !optionNameRE().MatchString(k) || len(v) > 256 || strings.ContainsRune(v, 0) {
 			return nil, invalid(path, ok, "is not a valid option (name [a-z][a-z0-9_]*, value up to 256 bytes)")
 		}
 		if w.Options == nil {

@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flameox/flameox/pkg/adapter"
@@ -103,8 +104,8 @@ func (a *Adapter) Probe(ctx context.Context) adapter.Capability {
 }
 
 var (
-	coverModeRE = regexp.MustCompile(`^mode: (set|count|atomic)$`)
-	coverLineRE = regexp.MustCompile(`^.+:[0-9]+\.[0-9]+,[0-9]+\.[0-9]+ [0-9]+ [0-9]+$`)
+	coverModeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^mode: (set|count|atomic)$`) })
+	coverLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^.+:[0-9]+\.[0-9]+,[0-9]+\.[0-9]+ [0-9]+ [0-9]+$`) })
 )
 
 // Validate checks pprof profiles by their gzip/protobuf header and a Go
@@ -133,10 +134,10 @@ func (*Adapter) Validate(path string, decl adapter.ArtifactDecl) error {
 		n := 0
 		for ; n < 6 && sc.Scan(); n++ {
 			line := strings.TrimSuffix(sc.Text(), "\r")
-			if n == 0 && !coverModeRE.MatchString(line) {
+			if n == 0 && !coverModeRE().MatchString(line) {
 				return fault.New(fault.ArtifactParseFailed, "%s is not a Go coverage profile: the first line is not `mode: set|count|atomic`", decl.RelPath)
 			}
-			if n > 0 && !coverLineRE.MatchString(line) {
+			if n > 0 && !coverLineRE().MatchString(line) {
 				return fault.New(fault.ArtifactParseFailed, "%s line %d is not a Go coverage block (file:l.c,l.c stmts count)", decl.RelPath, n+1)
 			}
 		}

@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/fault"
@@ -118,7 +119,7 @@ func (*Adapter) Validate(path string, decl adapter.ArtifactDecl) error {
 		return fault.Wrap(fault.ArtifactParseFailed, err, "read %s", decl.RelPath)
 	}
 	if want == profile.FormatCollapsed {
-		head = emptyStacks.ReplaceAll(head, nil)
+		head = emptyStacks().ReplaceAll(head, nil)
 	}
 	if got := profile.Detect(head); got != want {
 		return fault.New(fault.ArtifactParseFailed, "%s is not a py-spy %s profile (detected %s)", decl.RelPath, want, got)
@@ -128,7 +129,7 @@ func (*Adapter) Validate(path string, decl adapter.ArtifactDecl) error {
 
 // emptyStacks matches py-spy raw lines for samples without a Python frame
 // (" 12"): folded stacks with an empty stack, which Detect does not accept.
-var emptyStacks = regexp.MustCompile(`(?m)^ [0-9]+\n`)
+var emptyStacks = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^ [0-9]+\n`) })
 
 // Viewer opens profiles in speedscope (it reads both speedscope JSON and
 // collapsed stacks) and anything else (process output) in less.
