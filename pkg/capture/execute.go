@@ -222,21 +222,40 @@ func (s *Service) collectIdentity(ctx context.Context, p *prepared) func() (iden
 
 // runWorkload starts the (possibly contained) collector command.
 func (s *Service) runWorkload(ctx context.Context, p *prepared, outDir, stage string) (*broker.Result, error) {
-	stdout, err := os.Create(filepath.Join(stage, "stdout.txt"))
-	if err != nil {
-		return nil, err
-	}
+	stdout := &lazyFile{path: filepath.Join(stage, "stdout.txt")}
 	defer stdout.Close()
-	stderr, err := os.Create(filepath.Join(stage, "stderr.txt"))
-	if err != nil {
-		return nil, err
-	}
+	stderr := &lazyFile{path: filepath.Join(stage, "stderr.txt")}
 	defer stderr.Close()
 	return broker.Run(ctx, broker.Spec{
 		Argv: p.plan.Wrapped, Dir: p.inst.Cwd, Env: p.env,
 		Stdout: stdout, Stderr: stderr, StdoutLimit: p.plan.Limits.MaxOutputBytes, StderrLimit: p.plan.Limits.MaxOutputBytes,
 		Timeout: time.Duration(p.plan.Limits.TimeoutNs), Grace: time.Duration(p.plan.Limits.GraceNs),
 	})
+}
+
+// lazyFile creates its file on the first write: a quiet workload leaves
+// no empty output files to create (and then skip at registration).
+type lazyFile struct {
+	path string
+	f    *os.File
+}
+
+func (l *lazyFile) Write(b []byte) (int, error) {
+	if l.f == nil {
+		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return 0, err
+		}
+		l.f = f
+	}
+	return l.f.Write(b)
+}
+
+func (l *lazyFile) Close() error {
+	if l.f == nil {
+		return nil
+	}
+	return l.f.Close()
 }
 
 // runSteps runs the adapter's post-capture steps (e.g. perf script).
