@@ -109,7 +109,11 @@ type Viewer struct {
 	Note string   `json:"note,omitempty"`
 }
 
-// Sink receives extracted rows: one typed writer per table.
+// Sink receives extracted rows: one typed writer per table, shared by every
+// extractor of the generation (so never closed by one). An extractor that
+// has written its rows of a table may Flush the writer: they are written as
+// a row group and the memory they held is released at once, instead of
+// when the whole generation is finished.
 type Sink interface {
 	Table(t *schema.Table) (*schema.Writer, error)
 }

@@ -79,6 +79,7 @@ type extraction struct {
 
 type stackAgg struct {
 	nodes           []int // root first
+	tp              int
 	thread, process string
 	value           []int64
 	count           []uint64
@@ -104,13 +105,32 @@ func (x *extraction) get(m map[key]*agg, k key) *agg {
 // aggregate applies pprof's rules per sample: flat for the leaf node, cum
 // once per distinct node on the stack, an edge once per distinct
 // (caller, callee) pair, and the exact stack.
+//
+// This loop runs once per stack frame of every sample (millions for a
+// large profile), so its state is indexed, not hashed by struct: nodes in
+// slices by node index, edges by a packed 64-bit key, and stacks by a
+// 64-bit hash of their nodes (checked on a hit); each is stamped with the
+// sample that last counted it. The maps write.go reads are built once at
+// the end.
 func (x *extraction) aggregate(ctx context.Context) error {
 	nt := len(x.p.SampleType)
-	var buf []int
-	seenNode := make([]uint32, len(x.g.Nodes))
-	seenEdge := map[[2]int]uint32{}
-	var gen uint32
-	var sk []byte
+	nn := len(x.g.Nodes)
+	type edgeAgg struct {
+		agg
+		seen uint32
+	}
+	var (
+		buf      []int
+		seenNode = make([]uint32, nn)
+		nodes    [][]*agg              // [tp][node]
+		edges    []map[uint64]*edgeAgg // [tp][caller<<32|callee]
+		stacks   = map[uint64][]*stackAgg{}
+		nstacks  int
+		gen      uint32
+	)
+	newAgg := func() agg {
+		return agg{self: make([]int64, nt), incl: make([]int64, nt), count: make([]uint64, nt)}
+	}
 	for i, s := range x.p.Sample {
 		if i%4096 == 0 && ctx.Err() != nil {
 			return fault.Wrap(fault.ProcessCancelled, ctx.Err(), "extraction cancelled")
@@ -124,6 +144,8 @@ func (x *extraction) aggregate(ctx context.Context) error {
 			x.tpIndex[tp] = tpi
 			x.tps = append(x.tps, tp)
 			x.totals[tp], x.nsamples[tp] = make([]int64, nt), make([]int64, nt)
+			nodes = append(nodes, make([]*agg, nn))
+			edges = append(edges, map[uint64]*edgeAgg{})
 		}
 		nonzero := false
 		for t := 0; t < nt && t < len(s.Value); t++ {
@@ -138,41 +160,64 @@ func (x *extraction) aggregate(ctx context.Context) error {
 		}
 		buf = x.g.Stack(s, buf)
 		gen++
-		leaf := x.get(x.nodes, key{a: buf[0], tp: tpi})
+		tnodes, tedges := nodes[tpi], edges[tpi]
+		leaf := tnodes[buf[0]]
+		if leaf == nil {
+			a := newAgg()
+			leaf = &a
+			tnodes[buf[0]] = leaf
+		}
 		for t := 0; t < nt && t < len(s.Value); t++ {
 			if v := s.Value[t]; v != 0 {
 				leaf.self[t] += v
 			}
 		}
+		h := uint64(14695981039346656037) ^ uint64(tpi) // FNV-1a over tp and the nodes, root first
 		for j, n := range buf {
 			if seenNode[n] != gen {
 				seenNode[n] = gen
-				a := x.get(x.nodes, key{a: n, tp: tpi})
+				a := tnodes[n]
+				if a == nil {
+					na := newAgg()
+					a = &na
+					tnodes[n] = a
+				}
 				addValues(a, s.Value, nt, c)
 			}
 			if j+1 < len(buf) {
-				e := [2]int{buf[j+1], n} // caller -> callee
-				if seenEdge[e] != gen {
-					seenEdge[e] = gen
-					addValues(x.get(x.edges, key{a: e[0], b: e[1], tp: tpi}), s.Value, nt, c)
+				k := uint64(buf[j+1])<<32 | uint64(n) // caller -> callee
+				e := tedges[k]
+				if e == nil {
+					e = &edgeAgg{agg: newAgg()}
+					tedges[k] = e
+				}
+				if e.seen != gen {
+					e.seen = gen
+					addValues(&e.agg, s.Value, nt, c)
 				}
 			}
 		}
-		sk = strconv.AppendInt(sk[:0], int64(tpi), 10)
 		for j := len(buf) - 1; j >= 0; j-- {
-			sk = strconv.AppendInt(append(sk, ';'), int64(buf[j]), 10)
+			h = (h ^ uint64(buf[j])) * 1099511628211
 		}
-		st := x.stacks[string(sk)]
+		var st *stackAgg
+		for _, cand := range stacks[h] {
+			if cand.tp == tpi && sameReversed(cand.nodes, buf) {
+				st = cand
+				break
+			}
+		}
 		if st == nil {
-			if len(x.stacks) >= maxStacks {
+			if nstacks >= maxStacks {
 				continue
 			}
 			root := make([]int, len(buf))
 			for j := range buf {
 				root[j] = buf[len(buf)-1-j]
 			}
-			st = &stackAgg{nodes: root, thread: thread, process: process, value: make([]int64, nt), count: make([]uint64, nt)}
-			x.stacks[string(sk)] = st
+			st = &stackAgg{nodes: root, tp: tpi, thread: thread, process: process, value: make([]int64, nt), count: make([]uint64, nt)}
+			stacks[h] = append(stacks[h], st)
+			nstacks++
 		}
 		for t := 0; t < nt && t < len(s.Value); t++ {
 			if v := s.Value[t]; v != 0 {
@@ -181,10 +226,43 @@ func (x *extraction) aggregate(ctx context.Context) error {
 			}
 		}
 	}
-	if len(x.stacks) >= maxStacks {
+	for tpi := range nodes {
+		for n, a := range nodes[tpi] {
+			if a != nil {
+				x.nodes[key{a: n, tp: tpi}] = a
+			}
+		}
+		for k, e := range edges[tpi] {
+			x.edges[key{a: int(k >> 32), b: int(k & 0xffffffff), tp: tpi}] = &e.agg
+		}
+	}
+	var sk []byte
+	for _, list := range stacks {
+		for _, st := range list {
+			sk = strconv.AppendInt(sk[:0], int64(st.tp), 10)
+			for _, n := range st.nodes {
+				sk = strconv.AppendInt(append(sk, ';'), int64(n), 10)
+			}
+			x.stacks[string(sk)] = st
+		}
+	}
+	if nstacks >= maxStacks {
 		x.lim = append(x.lim, fmt.Sprintf("Only the first %d distinct stacks are kept as examples; hotspots, callers and callees are complete.", maxStacks))
 	}
 	return nil
+}
+
+// sameReversed reports whether root (root first) is leafFirst reversed.
+func sameReversed(root, leafFirst []int) bool {
+	if len(root) != len(leafFirst) {
+		return false
+	}
+	for j, n := range leafFirst {
+		if root[len(root)-1-j] != n {
+			return false
+		}
+	}
+	return true
 }
 
 func addValues(a *agg, vals []int64, nt int, c int64) {

@@ -38,6 +38,11 @@ func (x *extraction) write(sink adapter.Sink) (*adapter.Extraction, error) {
 	return res, nil
 }
 
+// doneTable writes this extraction's rows of a table and releases what
+// the writer buffered for them (a large profile's tables do not all stay
+// in memory until the generation is finished).
+func doneTable(w *schema.Writer) error { return w.Flush() }
+
 func (x *extraction) metric(t int) (string, string) {
 	st := x.p.SampleType[t]
 	return st.Type, st.Unit
@@ -96,7 +101,7 @@ func (x *extraction) frames(sink adapter.Sink, ids []string, res *adapter.Extrac
 		}
 		res.Rows["frames"]++
 	}
-	return nil
+	return doneTable(w)
 }
 
 func (x *extraction) measurements(sink adapter.Sink, ids []string, res *adapter.Extraction) error {
@@ -131,7 +136,7 @@ func (x *extraction) measurements(sink adapter.Sink, ids []string, res *adapter.
 			res.Rows["frame_measurements"]++
 		}
 	}
-	return nil
+	return doneTable(w)
 }
 
 func (x *extraction) edgeRows(sink adapter.Sink, ids []string, res *adapter.Extraction) error {
@@ -166,7 +171,7 @@ func (x *extraction) edgeRows(sink adapter.Sink, ids []string, res *adapter.Extr
 			res.Rows["call_edges"]++
 		}
 	}
-	return nil
+	return doneTable(w)
 }
 
 func nanos(v int64, unit string) int64 {
@@ -237,7 +242,7 @@ func (x *extraction) stackRows(sink adapter.Sink, ids []string, res *adapter.Ext
 				m, len(keys), 100*float64(kept)/float64(total), u))
 		}
 	}
-	return nil
+	return doneTable(w)
 }
 
 // totalRows records, per sample type and thread/process, the profile's
@@ -281,7 +286,7 @@ func (x *extraction) totalRows(sink adapter.Sink, res *adapter.Extraction) error
 			}
 		}
 	}
-	return nil
+	return doneTable(w)
 }
 
 var _ = profile.Detect

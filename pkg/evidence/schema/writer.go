@@ -130,6 +130,19 @@ func (w *Writer) fail(err error) error {
 	return w.err
 }
 
+// Flush writes the rows ended so far as a row group now, releasing the
+// memory they held. Close does the same for the last rows; Flush lets a
+// writer shared by several producers shed each one's rows when it is done.
+func (w *Writer) Flush() error {
+	if w.closed {
+		return errClosed
+	}
+	if w.err != nil {
+		return w.err
+	}
+	return w.flush()
+}
+
 // flush fills the publication columns and writes the buffered rows as one
 // row group.
 func (w *Writer) flush() error {

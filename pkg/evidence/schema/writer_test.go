@@ -166,3 +166,41 @@ func TestValidateMismatch(t *testing.T) {
 		t.Errorf("Validate(no metadata) = %v", err)
 	}
 }
+
+// Flush writes the rows so far as their own row group; the file holds
+// every row once, and a closed writer refuses to flush.
+func TestFlush(t *testing.T) {
+	tb := Tables()[0]
+	f := create(t, "flush.parquet")
+	w, err := NewWriter(tb, f, Options{Common: testCommon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range 5 {
+		vals := make([]any, 0, len(tb.Columns))
+		for _, c := range tb.Columns[NumCommon:] {
+			vals = append(vals, sample(c, r))
+		}
+		if err := w.AppendRow(vals); err != nil {
+			t.Fatal(err)
+		}
+		if r == 1 || r == 2 {
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Flush(); err != nil { // nothing pending after this one
+		t.Fatal(err)
+	}
+	if n, err := w.Close(); n != 5 || err != nil {
+		t.Fatalf("Close() = %d, %v", n, err)
+	}
+	if err := w.Flush(); err != errClosed {
+		t.Fatalf("Flush after Close = %v", err)
+	}
+	_, footerRows, groups, _ := readBack(t, f.Name())
+	if footerRows != 5 || groups != 3 {
+		t.Fatalf("%d rows in %d row groups, want 5 in 3", footerRows, groups)
+	}
+}
