@@ -15,7 +15,10 @@
 // makes flameox a child subreaper (prctl PR_SET_CHILD_SUBREAPER, once, for
 // the life of the process), so such orphans are re-parented to flameox
 // rather than init, stay reachable by ppid links in /proc, and are reaped
-// here. Any other code that starts processes in flameox would inherit that
+// here. Being the subreaper also keeps every living descendant below
+// flameox, so the tree is read by walking the kernel's children lists down
+// from flameox (/proc/<pid>/task/<tid>/children), not by reading every
+// process on the machine; without those files it falls back to all of /proc. Any other code that starts processes in flameox would inherit that
 // role for its orphans too, which is one more reason there is none.
 //
 // Guaranteed: the broker signals and reaps only its child's process group
