@@ -19,36 +19,15 @@ import (
 
 // WriteFile atomically replaces path with data (mode perm).
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	name, err := writeTemp(path, data, perm, true)
 	if err != nil {
-		return fmt.Errorf("create temporary file for %s: %w", path, err)
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if err := tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("chmod %s: %w", name, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", name, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", name, err)
+		return err
 	}
 	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
 		return fmt.Errorf("rename into %s: %w", path, err)
 	}
-	ok = true
-	return SyncDir(dir)
+	return SyncDir(filepath.Dir(path))
 }
 
 // WriteJSON atomically writes v as indented JSON with a trailing newline.
@@ -74,35 +53,15 @@ func MarshalIndent(v any) ([]byte, error) {
 // then hard-linked into place, so readers never see a partial file and two
 // writers cannot both win. It returns fs.ErrExist when path already exists.
 func CreateExclusive(path string, data []byte, perm fs.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	name, err := writeTemp(path, data, perm, true)
 	if err != nil {
-		return fmt.Errorf("create temporary file for %s: %w", path, err)
+		return err
 	}
-	name := tmp.Name()
 	defer os.Remove(name)
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
+	if err := link(name, path); err != nil {
 		return err
 	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("fsync %s: %w", name, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Link(name, path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fs.ErrExist
-		}
-		return fmt.Errorf("link into %s: %w", path, err)
-	}
-	return SyncDir(dir)
+	return SyncDir(filepath.Dir(path))
 }
 
 // CreateExclusiveAlias is CreateExclusive plus a second name: after path
@@ -113,38 +72,18 @@ func CreateExclusive(path string, data []byte, perm fs.FileMode) error {
 // directories in alsoSync (say, the parent of a directory just created for
 // path) are synced last, with the same effect.
 func CreateExclusiveAlias(path, alias string, data []byte, perm fs.FileMode, alsoSync ...string) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	name, err := writeTemp(path, data, perm, true)
 	if err != nil {
-		return fmt.Errorf("create temporary file for %s: %w", path, err)
+		return err
 	}
-	name := tmp.Name()
 	defer os.Remove(name) // a no-op once it is renamed to alias
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
+	if err := link(name, path); err != nil {
 		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("fsync %s: %w", name, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Link(name, path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return fs.ErrExist
-		}
-		return fmt.Errorf("link into %s: %w", path, err)
 	}
 	if err := os.Rename(name, alias); err != nil {
 		return fmt.Errorf("rename into %s: %w", alias, err)
 	}
-	return SyncDirs(append([]string{dir, filepath.Dir(alias)}, alsoSync...)...)
+	return SyncDirs(append([]string{filepath.Dir(path), filepath.Dir(alias)}, alsoSync...)...)
 }
 
 // WriteSynced creates path (which must not exist) with data and fsyncs
@@ -173,26 +112,50 @@ func WriteSynced(path string, data []byte, perm fs.FileMode) error {
 // (heartbeats, staging owners) that mean nothing after a reboot and whose
 // readers treat an unreadable record as "owner gone".
 func WriteVolatile(path string, data []byte, perm fs.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	name, err := writeTemp(path, data, perm, false)
 	if err != nil {
-		return fmt.Errorf("create temporary file for %s: %w", path, err)
-	}
-	name := tmp.Name()
-	defer os.Remove(name) // a no-op once renamed
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return fmt.Errorf("chmod %s: %w", name, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", name, err)
+		return err
 	}
 	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
 		return fmt.Errorf("rename into %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeTemp writes data to a new temporary file beside path (mode perm,
+// synced when sync is set) and returns its name; on failure nothing is
+// left behind.
+func writeTemp(path string, data []byte, perm fs.FileMode, sync bool) (string, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return "", fmt.Errorf("create temporary file for %s: %w", path, err)
+	}
+	name := tmp.Name()
+	err = tmp.Chmod(perm)
+	if err == nil {
+		_, err = tmp.Write(data)
+	}
+	if err == nil && sync {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(name)
+		return "", fmt.Errorf("write %s: %w", name, err)
+	}
+	return name, nil
+}
+
+// link hard-links name to path, reporting fs.ErrExist when path exists.
+func link(name, path string) error {
+	if err := os.Link(name, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fs.ErrExist
+		}
+		return fmt.Errorf("link into %s: %w", path, err)
 	}
 	return nil
 }

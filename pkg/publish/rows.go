@@ -14,10 +14,9 @@ import (
 // the run itself, its registrations, and (once per generation) the
 // environment and source state it points to.
 type runRows struct {
-	rc      *runCols
-	st      *Stage
-	envSeen map[string]bool
-	srcSeen map[string]bool
+	rc   *runCols
+	st   *Stage
+	seen map[string]bool // environment and source-state ids met (ids are digests of distinct kinds of record)
 	// published reports rows the corpus already holds (see known.go).
 	published func(table, id string) bool
 	// written lists the environment and source-state ids this generation
@@ -25,9 +24,27 @@ type runRows struct {
 	written map[string][]string
 }
 
+// once writes the row of a content-addressed table (environments, source
+// states) the first time this generation meets its id, unless the corpus
+// already holds it.
+func (r *runRows) once(t *schema.Table, id string, write func() error) error {
+	k := t.Name + "\x00" + id
+	if r.seen[k] {
+		return nil
+	}
+	r.seen[k] = true
+	if r.published(t.Name, id) {
+		return nil
+	}
+	if err := write(); err != nil {
+		return err
+	}
+	r.written[t.Name] = append(r.written[t.Name], id)
+	return nil
+}
+
 func newRunRows(st *Stage, published func(table, id string) bool) *runRows {
-	return &runRows{st: st, envSeen: map[string]bool{}, srcSeen: map[string]bool{},
-		published: published, written: map[string][]string{}}
+	return &runRows{st: st, seen: map[string]bool{}, published: published, written: map[string][]string{}}
 }
 
 func (r *runRows) add(m *run.Manifest) error {
@@ -39,22 +56,14 @@ func (r *runRows) add(m *run.Manifest) error {
 			return err
 		}
 	}
-	if e := m.Environment; e != nil && !r.envSeen[e.EnvironmentID] {
-		r.envSeen[e.EnvironmentID] = true
-		if !r.published(schema.Environments.Name, e.EnvironmentID) {
-			if err := r.environment(e); err != nil {
-				return err
-			}
-			r.written[schema.Environments.Name] = append(r.written[schema.Environments.Name], e.EnvironmentID)
+	if e := m.Environment; e != nil {
+		if err := r.once(schema.Environments, e.EnvironmentID, func() error { return r.environment(e) }); err != nil {
+			return err
 		}
 	}
-	if s := m.SourceState; s != nil && !r.srcSeen[s.SourceStateID] {
-		r.srcSeen[s.SourceStateID] = true
-		if !r.published(schema.SourceStates.Name, s.SourceStateID) {
-			if err := r.source(s); err != nil {
-				return err
-			}
-			r.written[schema.SourceStates.Name] = append(r.written[schema.SourceStates.Name], s.SourceStateID)
+	if s := m.SourceState; s != nil {
+		if err := r.once(schema.SourceStates, s.SourceStateID, func() error { return r.source(s) }); err != nil {
+			return err
 		}
 	}
 	return nil
