@@ -110,26 +110,36 @@ func scanProcs() (map[int]proc, error) {
 // with 500 processes, milliseconds after every child).
 //
 // The children lists are walked without a snapshot: a process that exits
-// mid-walk re-parents its children to flameox, so the walk is repeated
-// until flameox's own children are the same before and after it. ok is
-// false when the files are missing (a kernel without
-// CONFIG_PROC_CHILDREN), unreadable (a setuid descendant) or keep
-// changing; the caller then reads all of /proc.
+// mid-walk re-parents its children to flameox, so flameox's own list is
+// read again after each walk and anything new on it is walked too, until
+// nothing is new. ok is false when the files are missing (a kernel without
+// CONFIG_PROC_CHILDREN), unreadable (a setuid descendant) or flameox's
+// children keep changing; the caller then reads all of /proc.
 func descendants(self int) (procs map[int]proc, ok bool) {
 	buf := make([]byte, 4096)
-	for range 3 {
+	procs = map[int]proc{}
+	visited := map[int]bool{}
+	for range 8 {
 		top, ok := childrenOf(self, buf)
 		if !ok {
 			return nil, false
 		}
-		procs = map[int]proc{}
-		queue := append([]int(nil), top...)
+		var queue []int
+		for _, pid := range top {
+			if !visited[pid] {
+				queue = append(queue, pid)
+			}
+		}
+		if len(queue) == 0 {
+			return procs, true
+		}
 		for len(queue) > 0 {
 			pid := queue[len(queue)-1]
 			queue = queue[:len(queue)-1]
-			if _, seen := procs[pid]; seen {
+			if visited[pid] {
 				continue
 			}
+			visited[pid] = true
 			p, alive := readProc(pid, buf)
 			if !alive {
 				continue // gone (reaped) since its parent's list was read
@@ -140,13 +150,6 @@ func descendants(self int) (procs map[int]proc, ok bool) {
 				return nil, false
 			}
 			queue = append(queue, kids...)
-		}
-		again, ok := childrenOf(self, buf)
-		if !ok {
-			return nil, false
-		}
-		if slices.Equal(top, again) {
-			return procs, true
 		}
 	}
 	return nil, false
