@@ -225,7 +225,6 @@ func pathspec(excludes []string) []string {
 	return ps
 }
 
-// isToplevel reports whether git sees root as the top of a work tree.
 // gitHead asks git, in one process, for the repository's top level and
 // its HEAD commit. A repository without a commit makes that fail, so a
 // failure falls back to asking for the top level alone (head "").
@@ -251,10 +250,10 @@ func sameDir(top, root string) bool {
 	return err == nil && top == root
 }
 
-// collectGit fills the git-derived fields and returns the number of
-// untracked entries, or -1 when they could not be listed within bounds.
 // collectGit fills the git fields of s when root is the top level of a
-// git checkout; otherwise every git field is missing.
+// git checkout (otherwise every git field is missing) and returns the
+// number of untracked entries, or -1 when they could not be listed within
+// bounds.
 //
 // Every probe starts at once (the top level and HEAD, the diff against
 // HEAD, the index and the untracked list: each git start costs ~1 ms, and
