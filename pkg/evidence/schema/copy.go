@@ -21,6 +21,10 @@ func Copy(ctx context.Context, t *Table, w io.Writer, srcs []string) (int64, err
 	if err != nil {
 		return 0, err
 	}
+	if err := cw.open(false); err != nil { // segments are large: zstd
+		cw.rb.Release()
+		return 0, err
+	}
 	var rows int64
 	for _, src := range srcs {
 		n, err := copyFile(ctx, t, cw, src)

@@ -66,14 +66,36 @@ func newWriter(t *Table, w io.Writer, rowGroup int, c Common) (*Writer, error) {
 	if rowGroup <= 0 {
 		rowGroup = DefaultRowGroupRows
 	}
+	// bufio batches pqarrow's small writes; hiding Close keeps pqarrow from
+	// closing the caller's file (the caller fsyncs and closes it).
+	buf := bufio.NewWriterSize(struct{ io.Writer }{w}, 64<<10)
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, t.Schema())
+	// The file writer starts with the first row group, when the codec can
+	// depend on the file's size.
+	return &Writer{t: t, buf: buf, rb: rb, builders: rb.Fields(), common: c, rowGroup: rowGroup}, nil
+}
+
+// smallFile is the most rows a file may hold to be written uncompressed.
+// Most publications are one run: a row or two per table, where the
+// Parquet file is all metadata and zstd only costs its set-up (~1 ms per
+// process for its history buffers, measured on the capture path).
+const smallFile = 256
+
+// open starts the Parquet file writer: zstd at its fastest level, or no
+// compression for a small file written in one go.
+func (w *Writer) open(small bool) error {
+	codec := parquet.WithCompression(compress.Codecs.Zstd)
+	if small {
+		codec = parquet.WithCompression(compress.Codecs.Uncompressed)
+	}
 	props := []parquet.WriterProperty{
-		parquet.WithCompression(compress.Codecs.Zstd),
+		codec,
 		parquet.WithCompressionLevel(1), // zstd fastest: a quarter off the large-profile import, files no larger (docs/performance.md)
 		parquet.WithDictionaryDefault(false),
-		parquet.WithMaxRowGroupLength(int64(rowGroup)),
-		parquet.WithCreatedBy("flameox evidence " + t.ID()),
+		parquet.WithMaxRowGroupLength(int64(w.rowGroup)),
+		parquet.WithCreatedBy("flameox evidence " + w.t.ID()),
 	}
-	for _, col := range t.Columns {
+	for _, col := range w.t.Columns {
 		if col.Dict {
 			props = append(props, parquet.WithDictionaryFor(col.Name, true))
 		}
@@ -81,17 +103,13 @@ func newWriter(t *Table, w io.Writer, rowGroup int, c Common) (*Writer, error) {
 			props = append(props, parquet.WithStatsFor(col.Name, false))
 		}
 	}
-	// bufio batches pqarrow's small writes; hiding Close keeps pqarrow from
-	// closing the caller's file (the caller fsyncs and closes it).
-	buf := bufio.NewWriterSize(struct{ io.Writer }{w}, 64<<10)
-	fw, err := pqarrow.NewFileWriter(t.Schema(), buf, parquet.NewWriterProperties(props...),
+	fw, err := pqarrow.NewFileWriter(w.t.Schema(), w.buf, parquet.NewWriterProperties(props...),
 		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
-		return nil, fmt.Errorf("schema: %s: %w", t.Name, err)
+		return fmt.Errorf("schema: %s: %w", w.t.Name, err)
 	}
-	rb := array.NewRecordBuilder(memory.DefaultAllocator, t.Schema())
-	return &Writer{t: t, buf: buf, fw: fw, rb: rb, builders: rb.Fields(),
-		common: c, rowGroup: rowGroup}, nil
+	w.fw = fw
+	return nil
 }
 
 // Table returns the table being written.
@@ -177,6 +195,13 @@ func (w *Writer) flush() error {
 				w.t.Name, w.builders[i].NullN(), c.Name))
 		}
 	}
+	if w.fw == nil {
+		// Closed before a first row group was written: the whole file is
+		// these rows.
+		if err := w.open(w.closed && n <= smallFile); err != nil {
+			return w.fail(err)
+		}
+	}
 	rec := w.rb.NewRecordBatch()
 	defer rec.Release()
 	if err := w.fw.Write(rec); err != nil {
@@ -199,8 +224,15 @@ func (w *Writer) Close() (int64, error) {
 	if w.err == nil {
 		_ = w.flush() // a failure is kept in w.err
 	}
-	if err := w.fw.Close(); err != nil {
-		w.fail(fmt.Errorf("schema: %s: closing: %w", w.t.Name, err))
+	if w.fw == nil && w.err == nil { // no rows at all
+		if err := w.open(true); err != nil {
+			w.fail(err)
+		}
+	}
+	if w.fw != nil {
+		if err := w.fw.Close(); err != nil {
+			w.fail(fmt.Errorf("schema: %s: closing: %w", w.t.Name, err))
+		}
 	}
 	if err := w.buf.Flush(); err != nil {
 		w.fail(fmt.Errorf("schema: %s: %w", w.t.Name, err))

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
 )
 
 var testCommon = Common{
@@ -202,5 +204,56 @@ func TestFlush(t *testing.T) {
 	_, footerRows, groups, _ := readBack(t, f.Name())
 	if footerRows != 5 || groups != 3 {
 		t.Fatalf("%d rows in %d row groups, want 5 in 3", footerRows, groups)
+	}
+}
+
+// A file written in one go with few rows is left uncompressed (zstd's
+// set-up would be most of its cost); larger files, and files whose rows
+// were flushed before Close, are zstd.
+func TestCodecBySize(t *testing.T) {
+	tb := Tables()[0]
+	write := func(rows int, flushFirst bool) compress.Compression {
+		f := create(t, fmt.Sprintf("codec-%d-%v.parquet", rows, flushFirst))
+		w, err := NewWriter(tb, f, Options{Common: testCommon})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := range rows {
+			vals := make([]any, 0, len(tb.Columns))
+			for _, c := range tb.Columns[NumCommon:] {
+				vals = append(vals, sample(c, r))
+			}
+			if err := w.AppendRow(vals); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if flushFirst {
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		pf, err := file.OpenParquetFile(f.Name(), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pf.Close()
+		cc, err := pf.MetaData().RowGroup(0).ColumnChunk(NumCommon)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cc.Compression()
+	}
+	for _, c := range []struct {
+		rows  int
+		flush bool
+		want  compress.Compression
+	}{{1, false, compress.Codecs.Uncompressed}, {smallFile, false, compress.Codecs.Uncompressed},
+		{smallFile + 1, false, compress.Codecs.Zstd}, {1, true, compress.Codecs.Zstd}} {
+		if got := write(c.rows, c.flush); got != c.want {
+			t.Errorf("%d rows (flushed first: %v): %v, want %v", c.rows, c.flush, got, c.want)
+		}
 	}
 }
