@@ -25,6 +25,10 @@ type Graph struct {
 	loc   map[*profile.Location][]int
 }
 
+// ReleaseLocations drops the location index (Stack no longer works); the
+// nodes stay. Extraction calls it between aggregating and writing rows.
+func (g *Graph) ReleaseLocations() { g.loc = nil }
+
 // NewGraph builds the node table of p (after DropFrames, like Top).
 func NewGraph(p *profile.Profile) (*Graph, *profile.Profile) {
 	if p.DropFrames != "" {

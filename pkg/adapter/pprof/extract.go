@@ -47,6 +47,7 @@ func (*Extractor) Extract(ctx context.Context, in adapter.ExtractInput, sink ada
 	if err := x.aggregate(ctx); err != nil {
 		return nil, err
 	}
+	x.release()
 	return x.write(sink)
 }
 
@@ -250,6 +251,17 @@ func (x *extraction) aggregate(ctx context.Context) error {
 		x.lim = append(x.lim, fmt.Sprintf("Only the first %d distinct stacks are kept as examples; hotspots, callers and callees are complete.", maxStacks))
 	}
 	return nil
+}
+
+// release drops what only aggregation needs (the samples, locations and
+// the graph's location index), so the memory can be reused while the rows
+// are written; the writers need only the nodes and the sample types.
+func (x *extraction) release() {
+	for _, p := range []*gprof.Profile{x.p, x.prof.P} {
+		p.Sample, p.Location, p.Function, p.Mapping = nil, nil, nil, nil
+	}
+	x.prof.Counts = nil
+	x.g.ReleaseLocations()
 }
 
 // sameReversed reports whether root (root first) is leafFirst reversed.
