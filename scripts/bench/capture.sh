@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Orchestration overhead of `flameox capture run process` over running the
-# same command directly, side by side in one hyperfine run, on /bin/true
+# same command directly, side by side in interleaved rounds, on /bin/true
 # and on a 1 s workload (SPEC §10 target: < 30 ms median added). The
 # capture includes planning, identity, the broker, registration of output
 # and publication of the run. With OLD_BIN=<dir>, that build's flameox runs
@@ -35,15 +35,25 @@ if [ -n "${OLD_BIN:-}" ]; then
   slow+=("$OLD_BIN/flameox -C $work/old capture run process --workload second")
 fi
 cd "$work"
-hyperfine -N --warmup 3 --runs 40 --export-json true.json "${cmds[@]}" >/dev/null
-hyperfine -N --warmup 1 --runs 10 --export-json second.json "${slow[@]}" >/dev/null
-python3 - <<'PY'
-import json
-for f in ("true.json", "second.json"):
-    rs = json.load(open(f))["results"]
-    base = rs[0]["median"]
-    for r in rs:
-        print(f"{r['median']*1e3:9.1f} ms median  {r['mean']*1e3:9.1f} ms mean  "
-              f"added {1e3*(r['median']-base):7.1f} ms  {r['command']}")
+# Rounds are interleaved (every command once per round, in turn), so the
+# drift of a shared machine's speed over minutes hits every command alike;
+# hyperfine runs one command's runs back to back.
+python3 - "${cmds[@]}" --- "${slow[@]}" <<'PY'
+import shlex, statistics, subprocess, sys, time
+args = sys.argv[1:]
+split = args.index("---")
+for cmds, rounds, warm in ((args[:split], 40, 3), (args[split + 1:], 10, 1)):
+    times = {c: [] for c in cmds}
+    for r in range(warm + rounds):
+        for c in cmds:
+            t = time.perf_counter()
+            subprocess.run(shlex.split(c), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            if r >= warm:
+                times[c].append(time.perf_counter() - t)
+    base = statistics.median(times[cmds[0]])
+    for c in cmds:
+        m = statistics.median(times[c])
+        q = statistics.quantiles(times[c], n=10)
+        print(f"{m*1e3:9.1f} ms median  p10 {q[0]*1e3:7.1f}  p90 {q[-1]*1e3:7.1f}  added {1e3*(m-base):6.1f} ms  {c}")
     print()
 PY
