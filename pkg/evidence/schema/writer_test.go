@@ -257,3 +257,36 @@ func TestCodecBySize(t *testing.T) {
 		}
 	}
 }
+
+// Wide rows end their row group by bytes, before DefaultRowGroupRows: the
+// rows a group buffers stay within about maxGroupBytes of strings.
+func TestRowGroupByteBudget(t *testing.T) {
+	tb := Stacks
+	f := create(t, "wide.parquet")
+	w, err := NewWriter(tb, f, Options{Common: testCommon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := strings.Repeat("f", 4096)
+	const rows = 3 * 1024 // 12 MiB of strings: three groups of 4 MiB
+	for r := range rows {
+		vals := make([]any, 0, len(tb.Columns))
+		for _, c := range tb.Columns[NumCommon:] {
+			v := sample(c, r)
+			if c.Name == "stack_id" {
+				v = wide
+			}
+			vals = append(vals, v)
+		}
+		if err := w.AppendRow(vals); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := w.Close(); n != rows || err != nil {
+		t.Fatalf("Close() = %d, %v", n, err)
+	}
+	_, footerRows, groups, _ := readBack(t, f.Name())
+	if footerRows != rows || groups < 3 || groups > 4 {
+		t.Fatalf("%d rows in %d row groups, want %d in 3 or 4", footerRows, groups, rows)
+	}
+}
