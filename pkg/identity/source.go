@@ -141,7 +141,7 @@ func CollectSource(ctx context.Context, o Options) SourceState {
 
 	g := git{ctx: ctx, r: o.Runner, root: root, env: GitEnv(root), timeout: o.Timeout}
 	untracked := -1
-	if rootOK && o.Runner != nil {
+	if rootOK && o.Runner != nil && hasGitEntry(root) {
 		untracked = collectGit(g, o, root, excludes, &s, miss)
 	} else {
 		miss.add(gitFields...)
@@ -223,6 +223,15 @@ func pathspec(excludes []string) []string {
 		ps = append(ps, ":(exclude,literal)"+e)
 	}
 	return ps
+}
+
+// hasGitEntry reports whether root has a .git entry (a directory, or the
+// file of a linked worktree or submodule). Only the top level of a work
+// tree has one, and git identity is kept only for a project that is the
+// top level, so without it no git process is started.
+func hasGitEntry(root string) bool {
+	_, err := os.Lstat(filepath.Join(root, ".git"))
+	return err == nil
 }
 
 // gitHead asks git, in one process, for the repository's top level and

@@ -20,6 +20,12 @@ func TestNotARepository(t *testing.T) {
 	if s.HeadCommit != "" || s.DiffDigest != "" || s.UntrackedDigest != "" || s.Submodules != "" {
 		t.Fatalf("git fields set outside a repository: %+v", s)
 	}
+	// Without a .git entry no git process is started at all.
+	rec := &recordingRunner{next: execRunner{}}
+	collect(t, dir, func(o *Options) { o.Runner = rec })
+	if len(rec.calls) != 0 {
+		t.Errorf("git ran outside a repository: %v", rec.calls)
+	}
 	// A project inside someone else's repository (a monorepo, a dotfiles
 	// repository in $HOME) must not borrow that repository's state.
 	repo := newRepo(t)
