@@ -44,6 +44,11 @@ const writeDSN = "?autoinstall_known_extensions=false&autoload_known_extensions=
 // rename the file into place. If HEAD moved, it removes its file and fails
 // with REVISION_CONFLICT (retryable).
 func Rebuild(ctx context.Context, root string, locks *lock.Set) (*Status, error) {
+	// Every derived file is made again: the anchors too, byte for byte
+	// (readers only replace missing or empty ones).
+	if err := EnsureAnchors(root); err != nil {
+		return nil, err
+	}
 	snap, err := corpus.Pin(root)
 	if err != nil {
 		return nil, err

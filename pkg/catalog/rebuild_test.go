@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"os"
@@ -53,8 +54,17 @@ func TestRebuildValidateStatus(t *testing.T) {
 		rel()
 	}
 	defer func() { beforeSwap = func(string) {} }()
+	// An anchor damaged in place (same size, other bytes: readers only
+	// replace missing or empty ones) is made again by the rebuild.
+	anchor := AnchorPath(f.root, schema.Runs)
+	good, err := os.ReadFile(anchor)
+	must(t, err)
+	must(t, os.WriteFile(anchor, bytes.Repeat([]byte{'x'}, len(good)), 0o644))
 	built, err := Rebuild(ctx, f.root, locks)
 	must(t, err)
+	if got, err := os.ReadFile(anchor); err != nil || !bytes.Equal(got, good) {
+		t.Fatalf("the damaged anchor was not rewritten (%v)", err)
+	}
 	noTemps(t, f.root)
 	st, err = ReadStatus(f.root)
 	must(t, err)
