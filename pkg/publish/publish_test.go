@@ -156,6 +156,11 @@ func TestCompact(t *testing.T) {
 			t.Errorf("%s rows %d → %d", table, before.Rows[table], after.Rows[table])
 		}
 	}
+	// The three runs share one environment: written once (the later
+	// publications found its marker), and compaction keeps that row.
+	if after.Rows["environments"] != 1 {
+		t.Errorf("environments rows after compaction: %d, want 1", after.Rows["environments"])
+	}
 	if !res.Compacted || len(res.Superseded) != 3 || res.FilesAfter != 4 {
 		t.Fatalf("result %+v", res)
 	}
