@@ -206,9 +206,13 @@ func frac(v, total int64) float64 {
 	return f
 }
 
-var qThreads = catalog.Query{Name: "analysis.threads", Version: "1", SQL: `
-SELECT DISTINCT thread FROM frame_measurements
-WHERE run_id = $1 AND artifact_id = $2 AND evidence_generation_id = $3 AND thread IS NOT NULL
+// qThreads reads the profile's thread labels from its few profile.total
+// rows (one per sample type, thread and process) instead of scanning the
+// frame measurements.
+var qThreads = catalog.Query{Name: "analysis.threads", Version: "2", SQL: `
+SELECT DISTINCT dimensions['thread'] AS thread FROM measurements
+WHERE run_id = $1 AND artifact_id = $2 AND evidence_generation_id = $3 AND name = 'profile.total'
+  AND dimensions['thread'] IS NOT NULL AND dimensions['thread'] <> ''
 ORDER BY thread LIMIT 100`}
 
 func threads(ctx context.Context, s *query.Session, src *Source) ([]string, error) {
