@@ -2,6 +2,7 @@ package status
 
 import (
 	"context"
+	"github.com/flameox/flameox/pkg/catalog"
 	"time"
 
 	"github.com/flameox/flameox/pkg/workspace"
@@ -19,6 +20,11 @@ type InitResult struct {
 func Init(ctx context.Context, projectRoot string, now time.Time) (*InitResult, *workspace.Workspace, error) {
 	res, err := workspace.Init(ctx, projectRoot, now)
 	if err != nil {
+		return nil, nil, err
+	}
+	// Every table's typed empty anchor exists from the start (a reader
+	// would write missing ones, but status skips DuckDB on an empty corpus).
+	if err := catalog.EnsureAnchors(res.Workspace.Root); err != nil {
 		return nil, nil, err
 	}
 	st, err := Collect(ctx, res.Workspace)

@@ -123,7 +123,7 @@ func Collect(ctx context.Context, ws *workspace.Workspace) (*Status, error) {
 		st.Warnings = append(st.Warnings, fmt.Sprintf("%d orphaned publication file(s) outside every commit (a publication was interrupted); they are invisible to queries", len(st.Head.Orphans)))
 	}
 
-	if err := countPublished(ctx, ws, st); err != nil {
+	if err := countPublished(ctx, ws, st, snap.Rows); err != nil {
 		return nil, err
 	}
 	if cs, err := catalog.ReadStatus(ws.Root); err == nil {

@@ -75,6 +75,14 @@ func initProject(t *testing.T) string {
 
 func TestInitStatusImportJSON(t *testing.T) {
 	dir := initProject(t)
+	// init writes every anchor and, the corpus being empty, starts no
+	// DuckDB instance (a reader would leave staging/duckdb-temp behind).
+	if m, _ := filepath.Glob(filepath.Join(dir, ".diagnostics", "evidence", "*", "_anchor-v*.parquet")); len(m) < 10 {
+		t.Fatalf("anchors after init: %v", m)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".diagnostics", "staging", "duckdb-temp")); err == nil {
+		t.Error("init opened a DuckDB reader for an empty corpus")
+	}
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha"), 0o644)
 	r := mustOK(t, flameox(t, dir, "import", "--json", "--kind", "benchmark_samples", "a.txt"))
 	var imp struct {
