@@ -157,7 +157,7 @@ func (s *server) captureService(ws *workspace.Workspace) *capture.Service {
 
 // publisher is the publisher with every built-in extractor.
 func (s *server) publisher(ws *workspace.Workspace) *publish.Publisher {
-	return &publish.Publisher{WS: ws, Now: s.opts.Now, Extractors: all.Registry().Extractors()}
+	return &publish.Publisher{WS: ws, Now: s.opts.Now, Extractors: all.Registry().Extractors(), AutoCompact: true}
 }
 
 // limitSchema bounds a "limit" property to 1..1000 with an MCP default

@@ -3,10 +3,12 @@ package publish
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
 
+	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/evidence/schema"
 	"github.com/flameox/flameox/pkg/fault"
@@ -36,18 +38,52 @@ func (p *Publisher) Compact(ctx context.Context) (*CompactResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &CompactResult{SchemaVersion: 1, CommitID: snap.Commit.CommitID, Superseded: []string{}, Rows: map[string]int64{}}
-	for _, files := range snap.Files {
-		res.FilesBefore += len(files)
-	}
-	res.FilesAfter = res.FilesBefore
 	needed := false
 	for _, files := range snap.Files {
 		if len(files) > 1 {
 			needed = true
 		}
 	}
-	if !needed || len(snap.Generations) < 2 {
+	var plan *catalog.CompactionPlan
+	if needed {
+		plan = catalog.PlanCompaction(snap, math.MaxInt64, 2) // every live generation
+	}
+	return p.compact(ctx, snap, plan)
+}
+
+// Automatic compaction: a publication that leaves at least
+// AutoCompactGenerations live generations of fewer than AutoCompactRows
+// rows each merges them into one segment. One capture is one generation of
+// a few rows, and every generation costs each later publication (the
+// commit lists and digests them all) and each reader (one more file per
+// table to bind and open), so without it an agent's hundredth capture and
+// query pay for the ninety-nine before. Large generations are left alone,
+// so no publication rewrites much: at most AutoCompactGenerations small
+// generations, every AutoCompactGenerations publications.
+const (
+	AutoCompactGenerations = 32
+	AutoCompactRows        = 50000
+)
+
+// CompactSmall merges the live generations with fewer than smallRows rows
+// into one segment when there are at least minGenerations of them, and
+// does nothing otherwise.
+func (p *Publisher) CompactSmall(ctx context.Context, smallRows int64, minGenerations int) (*CompactResult, error) {
+	snap, err := corpus.Pin(p.WS.Root)
+	if err != nil {
+		return nil, err
+	}
+	return p.compact(ctx, snap, catalog.PlanCompaction(snap, smallRows, minGenerations))
+}
+
+// compact carries out plan (nil: nothing to do) on snap.
+func (p *Publisher) compact(ctx context.Context, snap *corpus.Snapshot, plan *catalog.CompactionPlan) (*CompactResult, error) {
+	res := &CompactResult{SchemaVersion: 1, CommitID: snap.Commit.CommitID, Superseded: []string{}, Rows: map[string]int64{}}
+	for _, files := range snap.Files {
+		res.FilesBefore += len(files)
+	}
+	res.FilesAfter = res.FilesBefore
+	if plan == nil || len(plan.Supersedes) < 2 {
 		for t, n := range snap.Rows {
 			res.Rows[t] = n
 		}
@@ -58,8 +94,13 @@ func (p *Publisher) Compact(ctx context.Context) (*CompactResult, error) {
 		return nil, err
 	}
 	defer st.Discard()
-	tables := snap.Tables()
+	tables := make([]string, 0, len(plan.Files))
+	for name := range plan.Files {
+		tables = append(tables, name)
+	}
+	sort.Strings(tables)
 	var files []corpus.GenerationFile
+	replaced := 0
 	for _, name := range tables {
 		t, ok := schema.Lookup(name)
 		if !ok {
@@ -70,7 +111,7 @@ func (p *Publisher) Compact(ctx context.Context) (*CompactResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		rows, err := schema.Copy(ctx, t, f, snap.Files[name])
+		rows, err := schema.Copy(ctx, t, f, plan.Files[name])
 		if err == nil {
 			err = f.Sync()
 		}
@@ -78,8 +119,8 @@ func (p *Publisher) Compact(ctx context.Context) (*CompactResult, error) {
 		if err != nil {
 			return nil, fault.Wrap(fault.EvidenceSchemaMismatch, err, "compact %s", name)
 		}
-		if rows != snap.Rows[name] {
-			return nil, fault.New(fault.ArtifactIntegrityFailed, "compacting %s read %d rows; the manifests record %d", name, rows, snap.Rows[name])
+		if rows != plan.Rows[name] {
+			return nil, fault.New(fault.ArtifactIntegrityFailed, "compacting %s read %d rows; the manifests record %d", name, rows, plan.Rows[name])
 		}
 		sum, size, err := hashFile(path)
 		if err != nil {
@@ -89,16 +130,18 @@ func (p *Publisher) Compact(ctx context.Context) (*CompactResult, error) {
 			Path:  fmt.Sprintf("evidence/%s/generation=%s/part-00000.parquet", name, st.ID),
 			Table: name, SchemaMajor: t.Major, SchemaMinor: t.Minor, SHA256: sum, ByteLength: size, RowCount: rows,
 		})
-		res.Rows[name] = rows
+		replaced += len(plan.Files[name])
 	}
-	for _, g := range snap.Generations {
-		res.Superseded = append(res.Superseded, g.GenerationID)
-	}
+	res.Superseded = append(res.Superseded, plan.Supersedes...)
 	sort.Strings(res.Superseded)
 	c, err := Commit(ctx, p.WS, st, files, Meta{Publisher: Name + " compact", PublisherVersion: version.Version(), Supersedes: res.Superseded})
 	if err != nil {
 		return nil, err
 	}
-	res.Compacted, res.GenerationID, res.CommitID, res.FilesAfter = true, st.ID, c.Commit.CommitID, len(files)
+	for t, n := range snap.Rows {
+		res.Rows[t] = n
+	}
+	res.Compacted, res.GenerationID, res.CommitID = true, st.ID, c.Commit.CommitID
+	res.FilesAfter = res.FilesBefore - replaced + len(files)
 	return res, nil
 }

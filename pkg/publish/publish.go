@@ -32,6 +32,10 @@ type Publisher struct {
 	Now func() time.Time
 	// Extractors turn registered artifacts into evidence rows (by content).
 	Extractors []adapter.Extractor
+	// AutoCompact merges small generations after a publication (see
+	// AutoCompactGenerations); the tools set it, tests and benchmarks that
+	// count generations leave it off.
+	AutoCompact bool
 }
 
 // RunRef names one run revision to publish.
@@ -48,6 +52,11 @@ type Result struct {
 	Tables       map[string]int64    `json:"tables"`
 	Runs         int                 `json:"runs"`
 	Extractions  []corpus.Extraction `json:"extractions"`
+	// Compaction is what automatic compaction did after the publication
+	// (nil when it had nothing to do); CompactionError why it failed. The
+	// publication stands either way.
+	Compaction      *CompactResult `json:"compaction,omitempty"`
+	CompactionError string         `json:"compaction_error,omitempty"`
 }
 
 // PublishRuns publishes the given run revisions as one generation. Each
@@ -91,6 +100,15 @@ func (p *Publisher) PublishRuns(ctx context.Context, refs []RunRef) (*Result, er
 		return nil, err
 	}
 	p.markPublished(rows.written)
+	if p.AutoCompact {
+		c, err := p.CompactSmall(ctx, AutoCompactRows, AutoCompactGenerations)
+		switch {
+		case err != nil:
+			res.CompactionError = fault.As(err).Message
+		case c.Compacted:
+			res.Compaction = c
+		}
+	}
 	res.Extractions = meta.Extractions
 	if res.Extractions == nil {
 		res.Extractions = []corpus.Extraction{}

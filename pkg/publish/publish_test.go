@@ -208,3 +208,43 @@ func TestDimensionsWrittenOnce(t *testing.T) {
 		t.Fatalf("without markers the environment must be written: %v", third.Tables)
 	}
 }
+
+// With AutoCompact, the publication that leaves AutoCompactGenerations
+// small generations merges them into one segment; every row stays.
+func TestAutoCompact(t *testing.T) {
+	n := AutoCompactGenerations + 3
+	ws, records := newWorkspace(t, n)
+	p := &Publisher{WS: ws, AutoCompact: true}
+	var compacted int
+	for i, ref := range refsOf(t, records) {
+		res, err := p.PublishRuns(context.Background(), []RunRef{ref})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.CompactionError != "" {
+			t.Fatalf("publication %d: compaction failed: %s", i, res.CompactionError)
+		}
+		if res.Compaction != nil {
+			compacted++
+			if i != AutoCompactGenerations-1 || len(res.Compaction.Superseded) != AutoCompactGenerations {
+				t.Fatalf("publication %d compacted %d generations", i, len(res.Compaction.Superseded))
+			}
+		}
+	}
+	if compacted != 1 {
+		t.Fatalf("%d compactions, want 1", compacted)
+	}
+	snap, err := corpus.Pin(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Generations) != 1+n-AutoCompactGenerations {
+		t.Fatalf("%d live generations, want %d", len(snap.Generations), 1+n-AutoCompactGenerations)
+	}
+	if snap.Rows["runs"] != int64(n) || snap.Rows["environments"] != 1 {
+		t.Fatalf("rows after compaction: %v", snap.Rows)
+	}
+	if o := corpus.Orphans(snap); len(o) != 0 {
+		t.Fatalf("orphans: %v", o)
+	}
+}

@@ -193,7 +193,7 @@ func versionCmd(_ context.Context, c *Context, _ []string) error {
 
 // publisher returns the publisher for ws with every built-in extractor.
 func (c *Context) publisher(ws *workspace.Workspace) *publish.Publisher {
-	return &publish.Publisher{WS: ws, Now: c.Env.Now, Extractors: all.Registry().Extractors()}
+	return &publish.Publisher{WS: ws, Now: c.Env.Now, Extractors: all.Registry().Extractors(), AutoCompact: true}
 }
 
 // mcpCmd runs fox-mcp's verbs in process, rooted at the project directory

@@ -209,7 +209,7 @@ func (p *pipeline) flush() error {
 	}
 	refs := p.pending
 	p.pending = nil
-	pub := &publish.Publisher{WS: p.ws, Now: p.env.Now, Extractors: all.Registry().Extractors()}
+	pub := &publish.Publisher{WS: p.ws, Now: p.env.Now, Extractors: all.Registry().Extractors(), AutoCompact: true}
 	res, err := pub.PublishRuns(p.ctx, refs)
 	if err != nil {
 		return err
