@@ -226,5 +226,17 @@ func (p *pipeline) flush() error {
 		return err
 	}
 	fmt.Fprintf(p.env.Stderr, "fox-publish: generation %s (%d run(s)); HEAD is now %s\n", res.GenerationID, res.Runs, res.CommitID)
+	if cp := res.Compaction; cp != nil {
+		// Automatic compaction moved HEAD once more: say so in the stream.
+		cc := publish.CommitRecord{Header: c.Header, Workspace: c.Workspace, CommitID: cp.CommitID,
+			ParentCommitID: res.CommitID, GenerationID: cp.GenerationID}
+		if err := p.out.Write(cc); err != nil {
+			return err
+		}
+		fmt.Fprintf(p.env.Stderr, "fox-publish: merged %d small generations into %s; HEAD is now %s\n", len(cp.Superseded), cp.GenerationID, cp.CommitID)
+	}
+	if res.CompactionError != "" {
+		fmt.Fprintf(p.env.Stderr, "fox-publish: automatic compaction did not run: %s\n", res.CompactionError)
+	}
 	return nil
 }
