@@ -73,7 +73,7 @@ func copyFile(ctx context.Context, t *Table, cw *Writer, src string) (int64, err
 		// Same columns, but the schema read back carries Parquet field ids;
 		// re-label the batch with the table's own schema.
 		out := array.NewRecordBatch(t.Schema(), rec.Columns(), rec.NumRows())
-		err := cw.fw.Write(out)
+		err := cw.fw.WriteBuffered(out) // small sources share row groups
 		out.Release()
 		if err != nil {
 			return rows, err
