@@ -24,3 +24,24 @@ func BenchmarkPublishOneRun(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCompactSmall is the automatic compaction a capture pays for
+// every AutoCompactGenerations publications: that many one-run import
+// generations merged into one segment.
+func BenchmarkCompactSmall(b *testing.B) {
+	for b.Loop() {
+		b.StopTimer()
+		ws, records := newWorkspace(b, AutoCompactGenerations)
+		p := &Publisher{WS: ws}
+		for _, ref := range refsOf(b, records) {
+			if _, err := p.PublishRuns(context.Background(), []RunRef{ref}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		res, err := p.CompactSmall(context.Background(), AutoCompactRows, AutoCompactGenerations)
+		if err != nil || !res.Compacted {
+			b.Fatalf("compaction: %+v %v", res, err)
+		}
+	}
+}

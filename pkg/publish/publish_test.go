@@ -17,7 +17,7 @@ import (
 	"github.com/flameox/flameox/pkg/run"
 )
 
-func refsOf(t *testing.T, records []byte) []RunRef {
+func refsOf(t testing.TB, records []byte) []RunRef {
 	var refs []RunRef
 	for _, line := range bytes.Split(bytes.TrimSpace(records), []byte("\n")) {
 		var rec run.Record
