@@ -76,3 +76,52 @@ func (s *Snapshot) Tables() []string {
 	sort.Strings(out)
 	return out
 }
+
+// FindGeneration returns the generation id of the snapshot: a live one, or
+// one a live generation superseded (compaction merges generations but
+// their rows keep their generation ids, so provenance still names them).
+// A superseded manifest is verified against the digest its superseder's
+// input commit pinned; chains of compactions are followed. supersededBy is
+// the generation that replaced it, or "" for a live one.
+func FindGeneration(s *Snapshot, id string) (g *Generation, supersededBy string, err error) {
+	for _, live := range s.Generations {
+		if live.GenerationID == id {
+			return live, "", nil
+		}
+	}
+	queue := append([]*Generation(nil), s.Generations...)
+	seen := map[string]bool{}
+	for len(queue) > 0 {
+		sup := queue[0]
+		queue = queue[1:]
+		if len(sup.Supersedes) == 0 {
+			continue
+		}
+		// The superseded generations were in the commit the superseding
+		// publication started from (Commit checks that they still are).
+		c, err := Read(s.Root, sup.InputCommitID)
+		if err != nil {
+			return nil, "", err
+		}
+		refs := make(map[string]GenerationRef, len(c.Generations))
+		for _, r := range c.Generations {
+			refs[r.GenerationID] = r
+		}
+		for _, sid := range sup.Supersedes {
+			ref, ok := refs[sid]
+			if !ok || seen[sid] {
+				continue
+			}
+			seen[sid] = true
+			old, err := ReadGeneration(s.Root, ref, true)
+			if err != nil {
+				return nil, "", err
+			}
+			if sid == id {
+				return old, sup.GenerationID, nil
+			}
+			queue = append(queue, old)
+		}
+	}
+	return nil, "", nil
+}

@@ -27,9 +27,12 @@ type EvidenceResult struct {
 	Run            *RunDetail         `json:"run,omitempty"`
 	Artifact       *ArtifactDetail    `json:"artifact,omitempty"`
 	Generation     *corpus.Generation `json:"generation,omitempty"`
-	Table          string             `json:"table,omitempty"`
-	Fields         map[string]string  `json:"fields,omitempty"`
-	Truncated      bool               `json:"truncated"`
+	// SupersededBy names the generation (a compaction) that replaced this
+	// one in the inventory; its rows live on in that generation's files.
+	SupersededBy string            `json:"superseded_by,omitempty"`
+	Table        string            `json:"table,omitempty"`
+	Fields       map[string]string `json:"fields,omitempty"`
+	Truncated    bool              `json:"truncated"`
 }
 
 // refTables maps the row-backed evidence types to their table and id column.
@@ -83,7 +86,7 @@ func GetEvidence(ctx context.Context, ws *workspace.Workspace, refType, refID st
 				err = notFound(refType, refID)
 			}
 		case "generation":
-			res.Generation, err = s.generation(refID)
+			res.Generation, res.SupersededBy, err = s.generation(refID)
 		default:
 			err = s.row(ctx, res)
 		}
@@ -98,13 +101,17 @@ func notFound(refType, refID string) error {
 	return fault.New(fault.NotFound, "no %s %s in the published corpus", refType, refID).With("missing_entity", refType)
 }
 
-func (s *Session) generation(id string) (*corpus.Generation, error) {
-	for _, g := range s.R.Snapshot().Generations {
-		if g.GenerationID == id {
-			return g, nil
-		}
+// generation finds a live generation, or one that compaction superseded
+// (rows keep naming it, so provenance must still resolve).
+func (s *Session) generation(id string) (*corpus.Generation, string, error) {
+	g, by, err := corpus.FindGeneration(s.R.Snapshot(), id)
+	if err != nil {
+		return nil, "", err
 	}
-	return nil, notFound("generation", id)
+	if g == nil {
+		return nil, "", notFound("generation", id)
+	}
+	return g, by, nil
 }
 
 func (s *Session) row(ctx context.Context, res *EvidenceResult) error {

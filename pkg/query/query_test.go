@@ -280,3 +280,36 @@ func TestEvidenceGet(t *testing.T) {
 		t.Fatalf("bad id: %v", err)
 	}
 }
+
+// A generation that compaction superseded still resolves (rows keep its
+// id), through chains of compactions, with its manifest verified.
+func TestSupersededGenerationResolves(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	first := f.importAndPublish(t, 1, "benchmark_samples")
+	f.importAndPublish(t, 1, "benchmark_samples")
+	p := &publish.Publisher{WS: f.ws}
+	c1, err := p.Compact(ctx)
+	if err != nil || !c1.Compacted {
+		t.Fatalf("first compaction: %+v %v", c1, err)
+	}
+	f.importAndPublish(t, 1, "benchmark_samples")
+	c2, err := p.Compact(ctx)
+	if err != nil || !c2.Compacted {
+		t.Fatalf("second compaction: %+v %v", c2, err)
+	}
+	e, err := GetEvidence(ctx, f.ws, "generation", first.GenerationID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Generation == nil || e.Generation.GenerationID != first.GenerationID || e.SupersededBy != c1.GenerationID {
+		t.Fatalf("superseded generation: %+v (superseded by %q, want %q)", e.Generation, e.SupersededBy, c1.GenerationID)
+	}
+	e, err = GetEvidence(ctx, f.ws, "generation", c2.GenerationID)
+	if err != nil || e.SupersededBy != "" {
+		t.Fatalf("live generation: %+v %v", e, err)
+	}
+	if _, err := GetEvidence(ctx, f.ws, "generation", "00000000-0000-0000-0000-000000000000"); !fault.Is(err, fault.NotFound) {
+		t.Fatalf("unknown generation: %v", err)
+	}
+}
