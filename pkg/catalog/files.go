@@ -94,6 +94,13 @@ type CompactionPlan struct {
 // minGenerations of them, or nil when compaction is not worth it.
 // Generations already superseded are never selected again.
 func PlanCompaction(snap *corpus.Snapshot, smallRows int64, minGenerations int) *CompactionPlan {
+	return PlanCompactionBand(snap, 0, smallRows, minGenerations)
+}
+
+// PlanCompactionBand is PlanCompaction for the live generations of at
+// least minRows and fewer than maxRows rows: one size tier, so that merging
+// small generations never rewrites the larger segments earlier merges made.
+func PlanCompactionBand(snap *corpus.Snapshot, minRows, maxRows int64, minGenerations int) *CompactionPlan {
 	superseded := supersededSet(snap)
 	plan := &CompactionPlan{CommitID: snap.Commit.CommitID, Supersedes: []string{},
 		Files: map[string][]string{}, Rows: map[string]int64{}}
@@ -105,7 +112,7 @@ func PlanCompaction(snap *corpus.Snapshot, smallRows int64, minGenerations int) 
 		for _, f := range g.Files {
 			rows += f.RowCount
 		}
-		if rows >= smallRows {
+		if rows < minRows || rows >= maxRows {
 			continue
 		}
 		plan.Supersedes = append(plan.Supersedes, g.GenerationID)

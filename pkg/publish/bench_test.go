@@ -39,7 +39,7 @@ func BenchmarkCompactSmall(b *testing.B) {
 			}
 		}
 		b.StartTimer()
-		res, err := p.CompactSmall(context.Background(), AutoCompactRows, AutoCompactGenerations)
+		res, err := p.CompactSmall(context.Background(), AutoCompactTiers[0], AutoCompactGenerations)
 		if err != nil || !res.Compacted {
 			b.Fatalf("compaction: %+v %v", res, err)
 		}

@@ -51,19 +51,38 @@ func (p *Publisher) Compact(ctx context.Context) (*CompactResult, error) {
 	return p.compact(ctx, snap, plan)
 }
 
-// Automatic compaction: a publication that leaves at least
-// AutoCompactGenerations live generations of fewer than AutoCompactRows
-// rows each merges them into one segment. One capture is one generation of
-// a few rows, and every generation costs each later publication (the
-// commit lists and digests them all) and each reader (one more file per
-// table to bind and open), so without it an agent's hundredth capture and
-// query pay for the ninety-nine before. Large generations are left alone,
-// so no publication rewrites much: at most AutoCompactGenerations small
-// generations, every AutoCompactGenerations publications.
-const (
+// Automatic compaction: a publication that leaves AutoCompactGenerations
+// live generations in one size tier merges them into one segment. One
+// capture is one generation of a few rows, and every generation costs each
+// later publication (the commit lists and digests them all) and each
+// reader (one more file per table to bind and open), so without it an
+// agent's hundredth capture and query pay for the ninety-nine before.
+// The tiers (AutoCompactTiers) are row-count bands: under 2,000 rows, then
+// 2,000 to 100,000. A merge takes generations from one band only, so small
+// generations are never merged into a large segment that would be copied
+// again at every merge; a row is rewritten about once per tier, and
+// nothing of 100,000 rows or more is rewritten automatically.
+var (
 	AutoCompactGenerations = 32
-	AutoCompactRows        = 50000
+	AutoCompactTiers       = []int64{2000, 100000}
 )
+
+// autoCompact merges the first tier that has AutoCompactGenerations
+// generations.
+func (p *Publisher) autoCompact(ctx context.Context) (*CompactResult, error) {
+	snap, err := corpus.Pin(p.WS.Root)
+	if err != nil {
+		return nil, err
+	}
+	lo := int64(0)
+	for _, hi := range AutoCompactTiers {
+		if plan := catalog.PlanCompactionBand(snap, lo, hi, AutoCompactGenerations); plan != nil {
+			return p.compact(ctx, snap, plan)
+		}
+		lo = hi
+	}
+	return p.compact(ctx, snap, nil)
+}
 
 // CompactSmall merges the live generations with fewer than smallRows rows
 // into one segment when there are at least minGenerations of them, and

@@ -33,8 +33,8 @@ type Publisher struct {
 	// Extractors turn registered artifacts into evidence rows (by content).
 	Extractors []adapter.Extractor
 	// AutoCompact merges small generations after a publication (see
-	// AutoCompactGenerations); the tools set it, tests and benchmarks that
-	// count generations leave it off.
+	// AutoCompactGenerations and AutoCompactTiers); the tools set it, tests
+	// and benchmarks that count generations leave it off.
 	AutoCompact bool
 }
 
@@ -101,7 +101,7 @@ func (p *Publisher) PublishRuns(ctx context.Context, refs []RunRef) (*Result, er
 	}
 	p.markPublished(rows.written)
 	if p.AutoCompact {
-		c, err := p.CompactSmall(ctx, AutoCompactRows, AutoCompactGenerations)
+		c, err := p.autoCompact(ctx)
 		switch {
 		case err != nil:
 			res.CompactionError = fault.As(err).Message

@@ -248,3 +248,50 @@ func TestAutoCompact(t *testing.T) {
 		t.Fatalf("orphans: %v", o)
 	}
 }
+
+// Automatic compaction merges one size tier at a time: small publications
+// with small publications, segments with segments, never a mix (which
+// would copy the large segment again at every merge).
+func TestAutoCompactTiers(t *testing.T) {
+	defer func(n int, tiers []int64) { AutoCompactGenerations, AutoCompactTiers = n, tiers }(AutoCompactGenerations, AutoCompactTiers)
+	AutoCompactGenerations, AutoCompactTiers = 3, []int64{5, 1000}
+	ws, records := newWorkspace(t, 12)
+	p := &Publisher{WS: ws, AutoCompact: true}
+	published, segments := map[string]bool{}, map[string]bool{}
+	var segmentMerges int
+	for _, ref := range refsOf(t, records) {
+		res, err := p.PublishRuns(context.Background(), []RunRef{ref})
+		if err != nil || res.CompactionError != "" {
+			t.Fatalf("publish: %v %s", err, res.CompactionError)
+		}
+		published[res.GenerationID] = true
+		if c := res.Compaction; c != nil {
+			var fromPub, fromSeg int
+			for _, id := range c.Superseded {
+				switch {
+				case published[id]:
+					fromPub++
+				case segments[id]:
+					fromSeg++
+				}
+			}
+			if fromPub > 0 && fromSeg > 0 || fromPub+fromSeg != len(c.Superseded) {
+				t.Fatalf("a merge mixed tiers: %d publications, %d segments of %v", fromPub, fromSeg, c.Superseded)
+			}
+			if fromSeg > 0 {
+				segmentMerges++
+			}
+			segments[c.GenerationID] = true
+		}
+	}
+	if segmentMerges == 0 {
+		t.Fatal("segments were never merged with segments")
+	}
+	snap, err := corpus.Pin(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Rows["runs"] != 12 || len(snap.Generations) > 4 {
+		t.Fatalf("%d live generations, rows %v", len(snap.Generations), snap.Rows)
+	}
+}
