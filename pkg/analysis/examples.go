@@ -5,6 +5,7 @@ import (
 	"database/sql"
 
 	"github.com/flameox/flameox/pkg/catalog"
+	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/workspace"
 )
 
@@ -45,10 +46,7 @@ type StackExamplesResult struct {
 	Examples         []StackExample `json:"examples"`
 	EvidenceLevel    string         `json:"evidence_level"`
 	Limitations      []string       `json:"limitations"`
-	Total            int64          `json:"total"`
-	Returned         int            `json:"returned"`
-	Truncated        bool           `json:"truncated"`
-	Cursor           string         `json:"cursor,omitempty"`
+	query.Page
 }
 
 var qExamples = catalog.Query{Name: "analysis.examples", Version: "1", SQL: `

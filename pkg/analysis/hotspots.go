@@ -70,11 +70,8 @@ type HotspotsResult struct {
 	SymbolizedFraction float64  `json:"symbolized_fraction"`
 	EvidenceLevel      string   `json:"evidence_level"`
 	Limitations        []string `json:"limitations"`
-	Total              int64    `json:"total"`
-	Returned           int      `json:"returned"`
-	Truncated          bool     `json:"truncated"`
-	Cursor             string   `json:"cursor,omitempty"`
-	NextSteps          []string `json:"next_steps"`
+	query.Page
+	NextSteps []string `json:"next_steps"`
 }
 
 // Parameters echo what an analysis was asked.

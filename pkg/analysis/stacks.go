@@ -46,10 +46,7 @@ type CallEdgeResult struct {
 	Edges            []Edge     `json:"edges"`
 	EvidenceLevel    string     `json:"evidence_level"`
 	Limitations      []string   `json:"limitations"`
-	Total            int64      `json:"total"`
-	Returned         int        `json:"returned"`
-	Truncated        bool       `json:"truncated"`
-	Cursor           string     `json:"cursor,omitempty"`
+	query.Page
 }
 
 var (

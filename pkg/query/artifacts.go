@@ -26,14 +26,11 @@ type ArtifactSummary struct {
 
 // ArtifactList is the result of `flameox artifacts list` and MCP list_artifacts.
 type ArtifactList struct {
-	SchemaVersion  int               `json:"schema_version"`
-	Query          string            `json:"query"`
-	CorpusCommitID string            `json:"corpus_commit_id"`
-	Total          int64             `json:"total"`
-	Returned       int               `json:"returned"`
-	Truncated      bool              `json:"truncated"`
-	Cursor         string            `json:"cursor,omitempty"`
-	Artifacts      []ArtifactSummary `json:"artifacts"`
+	SchemaVersion  int    `json:"schema_version"`
+	Query          string `json:"query"`
+	CorpusCommitID string `json:"corpus_commit_id"`
+	Page
+	Artifacts []ArtifactSummary `json:"artifacts"`
 }
 
 // ListArtifactsRequest filters and pages an artifact list.

@@ -33,14 +33,11 @@ type Measurement struct {
 // MeasurementList is the result of `flameox measurements query` and MCP
 // query_measurements.
 type MeasurementList struct {
-	SchemaVersion  int           `json:"schema_version"`
-	Query          string        `json:"query"`
-	CorpusCommitID string        `json:"corpus_commit_id"`
-	Total          int64         `json:"total"`
-	Returned       int           `json:"returned"`
-	Truncated      bool          `json:"truncated"`
-	Cursor         string        `json:"cursor,omitempty"`
-	Measurements   []Measurement `json:"measurements"`
+	SchemaVersion  int    `json:"schema_version"`
+	Query          string `json:"query"`
+	CorpusCommitID string `json:"corpus_commit_id"`
+	Page
+	Measurements []Measurement `json:"measurements"`
 }
 
 // MeasurementsRequest filters and pages measurements.

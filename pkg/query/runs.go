@@ -30,14 +30,11 @@ type RunSummary struct {
 
 // RunList is the result of `flameox runs list` and MCP list_runs.
 type RunList struct {
-	SchemaVersion  int          `json:"schema_version"`
-	Query          string       `json:"query"`
-	CorpusCommitID string       `json:"corpus_commit_id"`
-	Total          int64        `json:"total"`
-	Returned       int          `json:"returned"`
-	Truncated      bool         `json:"truncated"`
-	Cursor         string       `json:"cursor,omitempty"`
-	Runs           []RunSummary `json:"runs"`
+	SchemaVersion  int    `json:"schema_version"`
+	Query          string `json:"query"`
+	CorpusCommitID string `json:"corpus_commit_id"`
+	Page
+	Runs []RunSummary `json:"runs"`
 }
 
 // ListRunsRequest filters and pages a run list. Empty filters match all.
