@@ -24,6 +24,19 @@ type Header struct {
 	SchemaVersion int    `json:"schema_version"` // >= 1
 }
 
+// Result is the record a plumbing tool writes for one result: the header
+// and, under "result", the same Go value the flameox CLI prints with --json
+// and the MCP server returns.
+type Result struct {
+	Header
+	Result any `json:"result"`
+}
+
+// NewResult wraps v as a record of the given kind.
+func NewResult(kind string, v any) Result {
+	return Result{Header: Header{Record: kind, SchemaVersion: SchemaVersion}, Result: v}
+}
+
 // An Item is one non-blank line of a stream: a *Raw or a *SyntaxError.
 type Item interface {
 	// Pos returns the name of the input and the 1-based line number.

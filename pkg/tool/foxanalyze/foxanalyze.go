@@ -34,12 +34,6 @@ import (
 
 const usage = `usage: fox-analyze <hotspots|callers|callees|examples> INPUT [FRAME_ID] [flags]`
 
-// Result wraps an analysis result as a record.
-type Result struct {
-	record.Header
-	Result any `json:"result"`
-}
-
 // Run is fox-analyze's entry point.
 func Run(ctx context.Context, env *cli.Env, args []string) error {
 	env.Mode = cli.Records
@@ -106,7 +100,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 		}
 		return w.Write(r)
 	}
-	return w.Write(Result{Header: record.Header{Record: "analysis_result", SchemaVersion: record.SchemaVersion}, Result: res})
+	return w.Write(record.NewResult("analysis_result", res))
 }
 
 // inputOf returns the INPUT argument, reading records from stdin for "-".

@@ -110,12 +110,6 @@ func NewService(ws *workspace.Workspace, env *cli.Env) *capture.Service {
 		Adapters: all.Registry(), Environ: env.Environ}
 }
 
-// Payload wraps a result as a record.
-type Payload struct {
-	record.Header
-	Result any `json:"result"`
-}
-
 func captureCmd(ctx context.Context, env *cli.Env, verb string, args []string) error {
 	fs := cli.NewFlags(env, "fox-capture "+verb, "usage: fox-capture "+verb+" [ADAPTER --workload NAME [--parameters JSON]]")
 	wsDir := fs.String("workspace", "", "workspace directory (default: nearest .diagnostics)")
@@ -135,7 +129,7 @@ func captureCmd(ctx context.Context, env *cli.Env, verb string, args []string) e
 		if err != nil {
 			return err
 		}
-		if err := w.Write(Payload{Header: record.Header{Record: "recovery", SchemaVersion: record.SchemaVersion}, Result: res}); err != nil {
+		if err := w.Write(record.NewResult("recovery", res)); err != nil {
 			return err
 		}
 		store := &run.Store{Root: ws.Root}
@@ -162,7 +156,7 @@ func captureCmd(ctx context.Context, env *cli.Env, verb string, args []string) e
 		if err != nil {
 			return err
 		}
-		return w.Write(Payload{Header: record.Header{Record: "capture_plan", SchemaVersion: record.SchemaVersion}, Result: p})
+		return w.Write(record.NewResult("capture_plan", p))
 	}
 	if env.StderrTerminal {
 		svc.Progress = func(p capture.Progress) {

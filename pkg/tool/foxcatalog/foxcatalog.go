@@ -36,12 +36,6 @@ Verbs:
   rebuild | validate | status | compact
   runs | artifacts | measurements | evidence TYPE ID`
 
-// Result wraps any result in a record.
-type Result struct {
-	record.Header
-	Result any `json:"result"`
-}
-
 // Run is fox-catalog's entry point.
 func Run(ctx context.Context, env *cli.Env, args []string) error {
 	env.Mode = cli.Records
@@ -122,7 +116,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := record.NewWriter(env.Stdout).Write(Result{Header: record.Header{Record: kind, SchemaVersion: record.SchemaVersion}, Result: res}); err != nil {
+	if err := record.NewWriter(env.Stdout).Write(record.NewResult(kind, res)); err != nil {
 		return err
 	}
 	if negative {
