@@ -53,53 +53,14 @@ func Top(p *profile.Profile, sampleIndex int, filter func(*profile.Sample) bool)
 	if p == nil || sampleIndex < 0 || sampleIndex >= len(p.SampleType) {
 		return nil
 	}
-	if p.DropFrames != "" {
-		p = p.Copy()
-		p.RemoveUninteresting()
-	}
-	index := map[nodeKey]int{}
-	var rows []Row
-	node := func(k nodeKey, fn *profile.Function, m *profile.Mapping) int {
-		i, ok := index[k]
-		if !ok {
-			i = len(rows)
-			index[k] = i
-			rows = append(rows, Row{Function: k.printable(), Unsymbolized: fn == nil || fn.Name == ""})
-			if fn != nil {
-				rows[i].File, rows[i].StartLine = fn.Filename, fn.StartLine
-			}
-			if m != nil {
-				rows[i].Module = m.File
-			}
-		}
-		return i
-	}
-	// Nodes of every location, innermost frame first.
-	locNodes := make(map[*profile.Location][]int, len(p.Location))
-	for _, l := range p.Location {
-		var obj string
-		if l.Mapping != nil {
-			obj = l.Mapping.File
-		}
-		if len(l.Line) == 0 {
-			locNodes[l] = []int{node(nodeKey{objfile: obj}, nil, l.Mapping)}
-			continue
-		}
-		ns := make([]int, len(l.Line))
-		for i, ln := range l.Line {
-			switch fn := ln.Function; {
-			case fn == nil:
-				ns[i] = node(nodeKey{objfile: obj}, nil, l.Mapping)
-			case fn.Name == "":
-				ns[i] = node(nodeKey{objfile: obj, startLine: fn.StartLine}, fn, l.Mapping)
-			default:
-				ns[i] = node(nodeKey{name: fn.Name}, fn, l.Mapping)
-			}
-		}
-		locNodes[l] = ns
+	g, p := NewGraph(p) // the same nodes, named the same way, as extraction
+	rows := make([]Row, len(g.Nodes))
+	for i, n := range g.Nodes {
+		rows[i] = Row{Function: n.Name, File: n.File, StartLine: n.StartLine, Module: n.Module, Unsymbolized: n.Unsymbolized}
 	}
 	seen := make([]uint32, len(rows))
 	var gen uint32
+	var stack []int
 	for _, s := range p.Sample {
 		if sampleIndex >= len(s.Value) {
 			continue
@@ -109,15 +70,14 @@ func Top(p *profile.Profile, sampleIndex int, filter func(*profile.Sample) bool)
 			continue
 		}
 		gen++
-		for _, l := range s.Location {
-			for _, n := range locNodes[l] {
-				if seen[n] != gen {
-					seen[n] = gen
-					rows[n].Cum += v
-				}
+		stack = g.Stack(s, stack)
+		for _, n := range stack {
+			if seen[n] != gen {
+				seen[n] = gen
+				rows[n].Cum += v
 			}
 		}
-		if ns := locNodes[s.Location[0]]; len(ns) > 0 {
+		if ns := g.loc[s.Location[0]]; len(ns) > 0 {
 			rows[ns[0]].Flat += v
 		}
 	}
