@@ -212,6 +212,20 @@ func Usagef(format string, args ...any) error {
 	return fault.New(fault.InvalidArguments, format, args...)
 }
 
+// HelpVerb handles a verb tool's missing verb or help request: with no
+// arguments it prints usage and fails (missing verb); with -h, --help or
+// help it prints usage and reports handled. Otherwise it does nothing.
+func HelpVerb(env *Env, usage string, args []string) (handled bool, err error) {
+	if len(args) > 0 && args[0] != "-h" && args[0] != "--help" && args[0] != "help" {
+		return false, nil
+	}
+	fmt.Fprintln(env.Stderr, usage)
+	if len(args) == 0 {
+		return true, Usagef("missing verb")
+	}
+	return true, nil
+}
+
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0

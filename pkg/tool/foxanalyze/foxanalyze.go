@@ -37,12 +37,8 @@ const usage = `usage: fox-analyze <hotspots|callers|callees|examples> INPUT [FRA
 // Run is fox-analyze's entry point.
 func Run(ctx context.Context, env *cli.Env, args []string) error {
 	env.Mode = cli.Records
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(env.Stderr, usage)
-		if len(args) == 0 {
-			return cli.Usagef("missing verb")
-		}
-		return nil
+	if handled, err := cli.HelpVerb(env, usage, args); handled {
+		return err
 	}
 	verb := args[0]
 	fs := cli.NewFlags(env, "fox-analyze "+verb, usage)

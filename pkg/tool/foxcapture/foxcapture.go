@@ -37,12 +37,8 @@ Verbs:
 // Run is fox-capture's entry point.
 func Run(ctx context.Context, env *cli.Env, args []string) error {
 	env.Mode = cli.Records
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(env.Stderr, usage)
-		if len(args) == 0 {
-			return cli.Usagef("missing verb")
-		}
-		return nil
+	if handled, err := cli.HelpVerb(env, usage, args); handled {
+		return err
 	}
 	switch args[0] {
 	case "import":

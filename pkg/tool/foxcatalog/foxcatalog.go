@@ -19,7 +19,6 @@ package foxcatalog
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/cli"
@@ -39,12 +38,8 @@ Verbs:
 // Run is fox-catalog's entry point.
 func Run(ctx context.Context, env *cli.Env, args []string) error {
 	env.Mode = cli.Records
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(env.Stderr, usage)
-		if len(args) == 0 {
-			return cli.Usagef("missing verb")
-		}
-		return nil
+	if handled, err := cli.HelpVerb(env, usage, args); handled {
+		return err
 	}
 	verb := args[0]
 	fs := cli.NewFlags(env, "fox-catalog "+verb, usage)

@@ -42,12 +42,8 @@ Verbs:
 // Run is fox-mcp's entry point. `flameox mcp VERB ARGS...` calls it with
 // args = [VERB, ARGS...].
 func Run(ctx context.Context, env *cli.Env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(env.Stderr, usage)
-		if len(args) == 0 {
-			return cli.Usagef("missing verb")
-		}
-		return nil
+	if handled, err := cli.HelpVerb(env, usage, args); handled {
+		return err
 	}
 	switch args[0] {
 	case "serve":
