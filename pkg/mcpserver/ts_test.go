@@ -81,7 +81,7 @@ func TestTypeScriptClient(t *testing.T) {
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("go is not on PATH")
+		t.Fatal("go is not on PATH (the go toolchain is what runs these tests)")
 	}
 	bin := filepath.Join(t.TempDir(), "fox-mcp")
 	if out, err := exec.Command(goTool, "build", "-o", bin, "github.com/flameox/flameox/cmd/fox-mcp").CombinedOutput(); err != nil {
