@@ -57,6 +57,8 @@ type Result struct {
 	// publication stands either way.
 	Compaction      *CompactResult `json:"compaction,omitempty"`
 	CompactionError string         `json:"compaction_error,omitempty"`
+
+	live int // generations in the new commit's inventory
 }
 
 // PublishRuns publishes the given run revisions as one generation. Each
@@ -100,7 +102,9 @@ func (p *Publisher) PublishRuns(ctx context.Context, refs []RunRef) (*Result, er
 		return nil, err
 	}
 	p.markPublished(rows.written)
-	if p.AutoCompact {
+	// Fewer live generations than one merge takes: nothing to plan, so no
+	// manifests to read (this runs after every capture).
+	if p.AutoCompact && res.live >= AutoCompactGenerations {
 		c, err := p.autoCompact(ctx)
 		switch {
 		case err != nil:
@@ -125,7 +129,8 @@ func (p *Publisher) commit(ctx context.Context, st *Stage, meta Meta, runs int) 
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{GenerationID: c.Generation.GenerationID, CommitID: c.Commit.CommitID, Tables: map[string]int64{}, Runs: runs}
+	res := &Result{GenerationID: c.Generation.GenerationID, CommitID: c.Commit.CommitID, Tables: map[string]int64{}, Runs: runs,
+		live: len(c.Commit.Generations)}
 	if c.Commit.ParentCommitID != nil {
 		res.ParentID = *c.Commit.ParentCommitID
 	}
