@@ -21,9 +21,11 @@ import (
 
 // Name of the adapter and its extractor.
 const (
-	Name             = "pprof"
-	ExtractorName    = "profile"
-	ExtractorVersion = "1"
+	Name          = "pprof"
+	ExtractorName = "profile"
+	// ExtractorVersion 2: a stack id hashes its frames' binary digests
+	// ("stack/v2"), not their hex ids.
+	ExtractorVersion = "2"
 )
 
 // Adapter reads profiles.

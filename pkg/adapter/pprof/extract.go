@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -76,6 +77,7 @@ type extraction struct {
 	tps      [][2]string // thread/process pairs by index
 	tpIndex  map[[2]string]int
 	lim      []string
+	digests  [][sha256.Size]byte // per node: the digest its frame id shows
 }
 
 type stackAgg struct {
@@ -293,7 +295,7 @@ func abs(v int64) int64 {
 	return v
 }
 
-// frameID names a node: named functions by language and name (stable
+// frameDigest names a node: named functions by language and name (stable
 // across artifacts, as pprof merges them by name); unsymbolized nodes are
 // local to their artifact.
 //
@@ -301,25 +303,73 @@ func abs(v int64) int64 {
 // bytes (fields never contain NUL): "frame/v1", language, name, and for
 // unsymbolized nodes module base name, start line and artifact id. A plain
 // hash is used instead of canonical JSON because profiles have tens of
-// thousands of frames and stacks.
-func (x *extraction) frameID(n profile.Node) string {
+// thousands of frames and stacks. frameDigest returns the SHA-256;
+// digestID formats it.
+func (x *extraction) frameDigest(n profile.Node) [sha256.Size]byte {
 	parts := []string{"frame/v1", language(n), n.Name}
 	if n.Unsymbolized {
 		parts = append(parts, filepath.Base(n.Module), strconv.FormatInt(n.StartLine, 10), x.in.ArtifactID)
 	}
-	return hashID(parts...)
+	h := newHasher()
+	h.reset(parts...)
+	var d [sha256.Size]byte
+	h.h.Sum(d[:0])
+	return d
 }
+
+// digestID is the id "sha256:<hex>" of a digest.
+func digestID(d [sha256.Size]byte) string { return "sha256:" + hex.EncodeToString(d[:]) }
 
 // hashID is "sha256:" + hex(sha256(parts joined by NUL)).
 func hashID(parts ...string) string {
-	h := sha256.New()
+	h := newHasher()
+	h.reset(parts...)
+	return h.id()
+}
+
+// hasher computes hashID incrementally, reusing its state: a stack's id
+// hashes all its frame ids, for thousands of stacks.
+type hasher struct {
+	h   hash.Hash
+	sum []byte
+	hex []byte
+	sep bool // the separator before the digests is written
+}
+
+func newHasher() *hasher { return &hasher{h: sha256.New()} }
+
+// reset starts an id with parts, as hashID(parts...) would.
+func (h *hasher) reset(parts ...string) {
+	h.h.Reset()
+	h.sep = false
 	for i, p := range parts {
 		if i > 0 {
-			h.Write([]byte{0})
+			h.h.Write([]byte{0})
 		}
-		io.WriteString(h, p)
+		io.WriteString(h.h, p)
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// addDigest appends a digest's 32 bytes, with no separator: a stack id
+// ("stack/v2") is SHA-256 over "stack/v2", artifact id, metric, thread and
+// process joined by NUL bytes, then a NUL, then the binary digests of its
+// frame ids, root first (fixed-length, so no separators are needed; half
+// the bytes of the hex ids, which a large profile's 10,000 stacks hashed
+// 18 MB of).
+func (h *hasher) addDigest(d *[sha256.Size]byte) {
+	if !h.sep {
+		h.h.Write([]byte{0})
+		h.sep = true
+	}
+	h.h.Write(d[:])
+}
+
+// id is hashID of the parts so far.
+func (h *hasher) id() string {
+	h.sum = h.h.Sum(h.sum[:0])
+	h.hex = append(append(h.hex[:0], "sha256:"...), make([]byte, hex.EncodedLen(len(h.sum)))...)
+	hex.Encode(h.hex[len("sha256:"):], h.sum)
+	return string(h.hex)
 }
 
 func language(n profile.Node) string {

@@ -1,6 +1,7 @@
 package pprof
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"sort"
 
@@ -14,8 +15,10 @@ import (
 func (x *extraction) write(sink adapter.Sink) (*adapter.Extraction, error) {
 	res := &adapter.Extraction{Extractor: ExtractorName, Version: ExtractorVersion, Rows: map[string]int64{}, Limitations: x.lim}
 	ids := make([]string, len(x.g.Nodes))
+	x.digests = make([][sha256.Size]byte, len(x.g.Nodes))
 	for i, n := range x.g.Nodes {
-		ids[i] = x.frameID(n)
+		x.digests[i] = x.frameDigest(n)
+		ids[i] = digestID(x.digests[i])
 	}
 	if err := x.frames(sink, ids, res); err != nil {
 		return nil, err
@@ -57,10 +60,11 @@ func (x *extraction) frames(sink adapter.Sink, ids []string, res *adapter.Extrac
 	for k := range x.nodes {
 		used[k.a] = true
 	}
-	c := struct{ id, lang, fn, sys, mod, file, build, sym, src, art schema.StringCol }{
+	c := struct{ id, lang, fn, sys, mod, file, build, sym, src, _ schema.StringCol }{
 		w.StringCol("frame_id"), w.StringCol("language"), w.StringCol("function"), w.StringCol("system_name"),
 		w.StringCol("module"), w.StringCol("file"), w.StringCol("build_id"), w.StringCol("symbolization"),
-		w.StringCol("source_state_id"), w.StringCol("artifact_id")}
+		w.StringCol("source_state_id"), schema.StringCol{}}
+	w.SetString("artifact_id", x.in.ArtifactID)
 	line, col, start := w.Int32Col("line"), w.Int32Col("column"), w.Int32Col("start_line")
 	addr, rel := w.Uint64Col("address"), w.Uint64Col("module_relative_address")
 	inl, chain := w.BoolCol("inlined"), w.StringListCol("inline_chain")
@@ -82,7 +86,6 @@ func (x *extraction) frames(sink adapter.Sink, ids []string, res *adapter.Extrac
 		c.file.AppendOrNull(n.File)
 		c.build.AppendOrNull(n.BuildID)
 		c.src.AppendNull()
-		c.art.Append(x.in.ArtifactID)
 		line.AppendNull()
 		col.AppendNull()
 		if n.StartLine > 0 {
@@ -109,26 +112,23 @@ func (x *extraction) measurements(sink adapter.Sink, ids []string, res *adapter.
 	if err != nil {
 		return err
 	}
-	run, art, fid, met, unit := w.StringCol("run_id"), w.StringCol("artifact_id"), w.StringCol("frame_id"), w.StringCol("metric"), w.StringCol("unit")
+	w.SetString("run_id", x.in.RunID)
+	w.SetString("artifact_id", x.in.ArtifactID)
+	d := x.dicts(w)
+	fid := w.DictStringCol("frame_id", ids)
 	self, incl, cnt := w.Int64Col("self_value"), w.Int64Col("inclusive_value"), w.Uint64Col("sample_count")
-	thr, proc, phase := w.StringCol("thread"), w.StringCol("process"), w.StringCol("phase")
+	phase := w.StringCol("phase")
 	for _, k := range sortedKeys(x.nodes) {
 		a := x.nodes[k]
 		for t := range x.p.SampleType {
 			if a.incl[t] == 0 && a.self[t] == 0 {
 				continue
 			}
-			m, u := x.metric(t)
-			run.Append(x.in.RunID)
-			art.Append(x.in.ArtifactID)
-			fid.Append(ids[k.a])
-			met.Append(m)
-			unit.Append(u)
+			fid.Append(k.a)
+			d.row(t, k.tp)
 			self.Append(a.self[t])
 			incl.Append(a.incl[t])
 			cnt.Append(a.count[t])
-			thr.AppendOrNull(x.tps[k.tp][0])
-			proc.AppendOrNull(x.tps[k.tp][1])
 			phase.AppendNull()
 			if err := w.EndRow(); err != nil {
 				return err
@@ -144,27 +144,24 @@ func (x *extraction) edgeRows(sink adapter.Sink, ids []string, res *adapter.Extr
 	if err != nil {
 		return err
 	}
-	run, art, parent, child := w.StringCol("run_id"), w.StringCol("artifact_id"), w.StringCol("parent_frame_id"), w.StringCol("child_frame_id")
+	w.SetString("run_id", x.in.RunID)
+	w.SetString("artifact_id", x.in.ArtifactID)
+	d := x.dicts(w)
+	parent, child := w.DictStringCol("parent_frame_id", ids), w.DictStringCol("child_frame_id", ids)
 	cnt, dur, val := w.Uint64Col("sample_count"), w.Int64Col("duration_ns"), w.Int64Col("value")
-	met, unit, thr, proc := w.StringCol("metric"), w.StringCol("unit"), w.StringCol("thread"), w.StringCol("process")
 	for _, k := range sortedKeys(x.edges) {
 		a := x.edges[k]
 		for t := range x.p.SampleType {
 			if a.incl[t] == 0 {
 				continue
 			}
-			m, u := x.metric(t)
-			run.Append(x.in.RunID)
-			art.Append(x.in.ArtifactID)
-			parent.Append(ids[k.a])
-			child.Append(ids[k.b])
+			_, u := x.metric(t)
+			parent.Append(k.a)
+			child.Append(k.b)
+			d.row(t, k.tp)
 			cnt.Append(a.count[t])
 			dur.Append(nanos(a.incl[t], u))
-			met.Append(m)
-			unit.Append(u)
 			val.Append(a.incl[t])
-			thr.AppendOrNull(x.tps[k.tp][0])
-			proc.AppendOrNull(x.tps[k.tp][1])
 			if err := w.EndRow(); err != nil {
 				return err
 			}
@@ -172,6 +169,57 @@ func (x *extraction) edgeRows(sink adapter.Sink, ids []string, res *adapter.Extr
 		}
 	}
 	return doneTable(w)
+}
+
+// dictCols writes a row's metric, unit, thread and process by index into
+// the profile's sample types and thread/process pairs.
+type dictCols struct {
+	met, unit, thr, proc schema.DictStringCol
+	tps                  [][2]int // per tp: thread and process index, -1 for none
+}
+
+// dicts returns the metric, unit, thread and process handles of w.
+func (x *extraction) dicts(w *schema.Writer) dictCols {
+	var mets, units, thrs, procs []string
+	for _, st := range x.p.SampleType {
+		mets, units = append(mets, st.Type), append(units, st.Unit)
+	}
+	d := dictCols{tps: make([][2]int, len(x.tps))}
+	seen := [2]map[string]int{{}, {}}
+	for i, tp := range x.tps {
+		for j, name := range tp {
+			d.tps[i][j] = -1
+			if name == "" {
+				continue
+			}
+			k, ok := seen[j][name]
+			if !ok {
+				k = len(seen[j])
+				seen[j][name] = k
+				if j == 0 {
+					thrs = append(thrs, name)
+				} else {
+					procs = append(procs, name)
+				}
+			}
+			d.tps[i][j] = k
+		}
+	}
+	d.met, d.unit = w.DictStringCol("metric", mets), w.DictStringCol("unit", units)
+	d.thr, d.proc = w.DictStringCol("thread", thrs), w.DictStringCol("process", procs)
+	return d
+}
+
+func (d dictCols) row(t, tp int) {
+	d.met.Append(t)
+	d.unit.Append(t)
+	for i, c := range [2]schema.DictStringCol{d.thr, d.proc} {
+		if j := d.tps[tp][i]; j >= 0 {
+			c.Append(j)
+		} else {
+			c.AppendNull()
+		}
+	}
 }
 
 func nanos(v int64, unit string) int64 {
@@ -186,11 +234,13 @@ func (x *extraction) stackRows(sink adapter.Sink, ids []string, res *adapter.Ext
 	if err != nil {
 		return err
 	}
-	sid, run, art, leaf := w.StringCol("stack_id"), w.StringCol("run_id"), w.StringCol("artifact_id"), w.StringCol("leaf_frame_id")
-	frames := w.StringListCol("frame_ids")
+	w.SetString("run_id", x.in.RunID)
+	w.SetString("artifact_id", x.in.ArtifactID)
+	d := x.dicts(w)
+	sid, leaf, frames := w.StringCol("stack_id"), w.DictStringCol("leaf_frame_id", ids), w.DictStringListCol("frame_ids", ids)
 	start, dur, track := w.Int64Col("start_ns"), w.Int64Col("duration_ns"), w.Uint64Col("track_id")
-	met, unit, val, cnt := w.StringCol("metric"), w.StringCol("unit"), w.Int64Col("value"), w.Uint64Col("sample_count")
-	thr, proc := w.StringCol("thread"), w.StringCol("process")
+	val, cnt := w.Int64Col("value"), w.Uint64Col("sample_count")
+	h := newHasher()
 	all := make([]string, 0, len(x.stacks))
 	for k := range x.stacks {
 		all = append(all, k)
@@ -214,24 +264,19 @@ func (x *extraction) stackRows(sink adapter.Sink, ids []string, res *adapter.Ext
 		for _, k := range keys {
 			st := x.stacks[k]
 			kept += abs(st.value[t])
-			fs := make([]string, len(st.nodes))
-			for i, n := range st.nodes {
-				fs[i] = ids[n]
+			h.reset("stack/v2", x.in.ArtifactID, m, st.thread, st.process)
+			for _, n := range st.nodes {
+				h.addDigest(&x.digests[n])
 			}
-			sid.Append(hashID(append([]string{"stack/v1", x.in.ArtifactID, m, st.thread, st.process}, fs...)...))
-			run.Append(x.in.RunID)
-			art.Append(x.in.ArtifactID)
-			frames.Append(fs)
-			leaf.Append(fs[len(fs)-1])
+			sid.Append(h.id())
+			frames.Append(st.nodes)
+			leaf.Append(st.nodes[len(st.nodes)-1])
 			start.Append(0)
 			dur.Append(nanos(st.value[t], u))
 			track.Append(0)
-			met.Append(m)
-			unit.Append(u)
+			d.row(t, st.tp)
 			val.Append(st.value[t])
 			cnt.Append(st.count[t])
-			thr.AppendOrNull(st.thread)
-			proc.AppendOrNull(st.process)
 			if err := w.EndRow(); err != nil {
 				return err
 			}

@@ -30,6 +30,9 @@ func (w *Writer) AppendRow(vals []any) error {
 		return w.EndRow() // reports the sticky or closed error
 	}
 	cols := w.t.Columns[NumCommon:]
+	for i := NumCommon; i < len(w.coded); i++ {
+		w.uncode(i)
+	}
 	if len(vals) != len(cols) {
 		return fmt.Errorf("schema: %s: AppendRow got %d values, want %d", w.t.Name, len(vals), len(cols))
 	}

@@ -129,8 +129,17 @@ func (c StringMapCol) AppendPairs(keys, values []string) {
 }
 func (c StringMapCol) AppendNull() { c.b.AppendNull() }
 
-// builder returns the builder of a non-publication column of the given type.
+// builder returns the builder of a non-publication column of the given type
+// (a coded column returns to its builder; see Writer.DictStringCol).
 func (w *Writer) builder(name string, want arrow.DataType) array.Builder {
+	i := w.column(name, want)
+	w.uncode(i)
+	return w.builders[i]
+}
+
+// column returns the index of a non-publication column of the given type;
+// it panics on a missing, publication or mistyped column.
+func (w *Writer) column(name string, want arrow.DataType) int {
 	i := w.t.Index(name)
 	switch {
 	case i < 0:
@@ -140,7 +149,7 @@ func (w *Writer) builder(name string, want arrow.DataType) array.Builder {
 	case !arrow.TypeEqual(w.t.Columns[i].Type, want):
 		panic(fmt.Sprintf("schema: %s.%s is %s, not %s", w.t.Name, name, w.t.Columns[i].TypeName(), typeName(want)))
 	}
-	return w.builders[i]
+	return i
 }
 
 // StringCol returns the handle of the string column name.

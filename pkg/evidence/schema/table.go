@@ -38,6 +38,9 @@ type Column struct {
 	Unit     string // unit of the values ("ns", "bytes", "count"), or ""
 	Doc      string // meaning, one line
 	Dict     bool   // low-cardinality string: dictionary-encode it in Parquet
+	// Digest: the values are digests (frame and stack ids), whose min/max
+	// statistics never let a reader skip a row group; none are written.
+	Digest bool
 }
 
 // TypeName is the short type name used in docs/tables.md, e.g. "int64",
@@ -71,6 +74,7 @@ func opt(name string, t arrow.DataType, doc string) Column {
 
 // dict marks a low-cardinality string column; unit sets the value unit.
 func (c Column) dict() Column         { c.Dict = true; return c }
+func (c Column) digest() Column       { c.Digest = true; return c }
 func (c Column) unit(u string) Column { c.Unit = u; return c }
 func (c Column) ns() Column           { return c.unit("ns") }
 func (c Column) bytes() Column        { return c.unit("bytes") }

@@ -46,6 +46,7 @@ type Writer struct {
 	rb       *array.RecordBuilder
 	builders []array.Builder
 	strings  []*array.StringBuilder // string data, for the row group's byte budget
+	coded    []*coded               // per column: written from dictionary indices, or nil
 	common   Common
 	rowGroup int
 	pending  int   // rows in the builders
@@ -73,7 +74,13 @@ func newWriter(t *Table, w io.Writer, rowGroup int, c Common) (*Writer, error) {
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, t.Schema())
 	// The file writer starts with the first row group, when the codec can
 	// depend on the file's size.
-	wr := &Writer{t: t, buf: buf, rb: rb, builders: rb.Fields(), common: c, rowGroup: rowGroup}
+	wr := &Writer{t: t, buf: buf, rb: rb, builders: rb.Fields(), common: c, rowGroup: rowGroup,
+		coded: make([]*coded, len(t.Columns))}
+	if c.GenerationID != "" { // not Copy, which writes its sources' own values
+		for i, v := range map[int]string{1: c.GenerationID, 3: c.ExtractorName, 4: c.ExtractorVersion} {
+			wr.coded[i] = &coded{dict: []string{v}, konst: true}
+		}
+	}
 	for _, b := range wr.builders {
 		switch b := b.(type) {
 		case *array.StringBuilder:
@@ -113,12 +120,16 @@ func (w *Writer) open(small bool) error {
 		parquet.WithMaxRowGroupLength(int64(w.rowGroup)),
 		parquet.WithCreatedBy("flameox evidence " + w.t.ID()),
 	}
-	for _, col := range w.t.Columns {
-		if col.Dict {
-			props = append(props, parquet.WithDictionaryFor(col.Name, true))
+	for i, col := range w.t.Columns {
+		path := col.Name
+		if col.Type.ID() == arrow.LIST {
+			path += ".list.element" // the Parquet leaf pqarrow writes
 		}
-		if strings.HasSuffix(col.Name, "_json") {
-			props = append(props, parquet.WithStatsFor(col.Name, false))
+		if col.Dict || w.coded[i] != nil {
+			props = append(props, parquet.WithDictionaryFor(path, true))
+		}
+		if col.Digest || strings.HasSuffix(col.Name, "_json") {
+			props = append(props, parquet.WithStatsFor(path, false))
 		}
 	}
 	fw, err := pqarrow.NewFileWriter(w.t.Schema(), w.buf, parquet.NewWriterProperties(props...),
@@ -147,7 +158,13 @@ func (w *Writer) EndRow() error {
 	}
 	want := w.pending + 1
 	for i := NumCommon; i < len(w.builders); i++ {
-		if n := w.builders[i].Len(); n != want {
+		n := w.builders[i].Len()
+		if c := w.coded[i]; c != nil {
+			if n = c.rows(); n < 0 {
+				continue
+			}
+		}
+		if n != want {
 			return w.fail(fmt.Errorf("schema: %s row %d: column %s has %d values, want %d",
 				w.t.Name, w.Rows(), w.t.Columns[i].Name, n, want))
 		}
@@ -213,21 +230,13 @@ func (w *Writer) flush() error {
 		b0.UnsafeAppend(version)
 		b2.UnsafeAppend(ts)
 	}
-	for _, c := range [...]struct {
-		i int
-		s string
-	}{{1, w.common.GenerationID}, {3, w.common.ExtractorName}, {4, w.common.ExtractorVersion}} {
-		sb, s := w.builders[c.i].(*array.StringBuilder), c.s
-		sb.Reserve(n)
-		sb.ReserveData(n * len(s))
-		for range n {
-			sb.Append(s)
-		}
-	}
 	for i, c := range w.t.Columns {
-		if !c.Nullable && w.builders[i].NullN() > 0 {
-			return w.fail(fmt.Errorf("schema: %s: %d nulls in non-nullable column %s",
-				w.t.Name, w.builders[i].NullN(), c.Name))
+		nulls := w.builders[i].NullN()
+		if k := w.coded[i]; k != nil {
+			nulls = k.nulls
+		}
+		if !c.Nullable && nulls > 0 {
+			return w.fail(fmt.Errorf("schema: %s: %d nulls in non-nullable column %s", w.t.Name, nulls, c.Name))
 		}
 	}
 	if w.fw == nil {
@@ -237,10 +246,36 @@ func (w *Writer) flush() error {
 			return w.fail(err)
 		}
 	}
-	rec := w.rb.NewRecordBatch()
-	defer rec.Release()
-	if err := w.fw.Write(rec); err != nil {
+	// Column by column rather than one record batch: a coded column's
+	// array is a dictionary array, which the record batch's schema (the
+	// file's, plain strings) would refuse; the file gets the same columns.
+	arrs := make([]arrow.Array, len(w.builders))
+	defer func() {
+		for _, a := range arrs {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	for i, b := range w.builders {
+		if k := w.coded[i]; k != nil {
+			a, err := k.array(n)
+			if err != nil {
+				return w.fail(fmt.Errorf("schema: %s.%s: %w", w.t.Name, w.t.Columns[i].Name, err))
+			}
+			arrs[i] = a
+			k.reset()
+			continue
+		}
+		arrs[i] = b.NewArray()
+	}
+	if err := w.fw.NewRowGroupChecked(); err != nil {
 		return w.fail(fmt.Errorf("schema: %s: %w", w.t.Name, err))
+	}
+	for i, a := range arrs {
+		if err := w.fw.WriteColumnData(a); err != nil {
+			return w.fail(fmt.Errorf("schema: %s.%s: %w", w.t.Name, w.t.Columns[i].Name, err))
+		}
 	}
 	w.rows += int64(n)
 	w.pending = 0

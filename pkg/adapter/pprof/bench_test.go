@@ -1,0 +1,53 @@
+package pprof
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/flameox/flameox/pkg/adapter"
+	"github.com/flameox/flameox/pkg/evidence/schema"
+)
+
+// discardSink writes every table through the real schema writer into
+// io.Discard: extraction and Parquet encoding, without the file system.
+type discardSink struct{ ws []*schema.Writer }
+
+func (s *discardSink) Table(t *schema.Table) (*schema.Writer, error) {
+	for _, w := range s.ws {
+		if w.Table() == t {
+			return w, nil
+		}
+	}
+	w, err := schema.NewWriter(t, io.Discard, schema.Options{Common: schema.Common{GenerationID: "g", PublishedAt: time.Unix(1, 0),
+		ExtractorName: ExtractorName, ExtractorVersion: ExtractorVersion}})
+	s.ws = append(s.ws, w)
+	return w, err
+}
+
+func (s *discardSink) close() error {
+	for _, w := range s.ws {
+		if _, err := w.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BenchmarkExtractLarge is the import's extraction of the largest pprof
+// fixture (23,038 frames, 92,068 call-edge rows, 10,000 stacks): parse,
+// aggregate and write every table (docs/performance.md).
+func BenchmarkExtractLarge(b *testing.B) {
+	in := adapter.ExtractInput{RunID: "run", ArtifactID: "sha256:0123", Path: "../../profile/testdata/google-pprof__large.cpu.pb.gz"}
+	b.ReportAllocs()
+	for b.Loop() {
+		s := &discardSink{}
+		if _, err := (&Extractor{}).Extract(context.Background(), in, s); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,232 @@
+package schema
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Coded string columns are written as Parquet dictionary pages plus
+// integer indices, straight from indices the caller already has, instead
+// of one string per row through an Arrow string builder.
+//
+// Why: a profile's call edges, stacks and frame measurements repeat the
+// same few identifiers (run, artifact, generation, and frame ids of 71
+// bytes) on every row. Appended as strings, a large profile pushed ~60 MB
+// of identical bytes through the builders, the plain encoder and zstd —
+// half of its import (docs/performance.md). The extractor already holds
+// each frame id once and refers to frames by index, so it hands the writer
+// that index; a value constant over the rows (SetString) costs nothing per
+// row. The file is an ordinary Parquet string column either way (the
+// stored Arrow schema still says string), so readers see no difference.
+type coded struct {
+	dict  []string // the caller's dictionary; konst: dict[0] for every row
+	konst bool
+	list  bool
+	idx   []int32 // values: indices into dict, -1 for a null value
+	offs  []int32 // list: offsets into idx, one per row plus the start
+	null  []bool  // list: null rows, nil until the first
+	nulls int     // null values (non-list) or rows (list)
+}
+
+// rows is the number of rows the column holds (-1: any, for a constant).
+func (c *coded) rows() int {
+	switch {
+	case c.konst:
+		return -1
+	case c.list:
+		return len(c.offs) - 1
+	}
+	return len(c.idx)
+}
+
+func (c *coded) reset() {
+	c.idx, c.nulls, c.null = c.idx[:0], 0, c.null[:0]
+	if c.list {
+		c.offs = append(c.offs[:0], 0)
+	}
+}
+
+// same reports whether c already codes a column with dict in this mode.
+func (c *coded) same(dict []string, konst, list bool) bool {
+	return c != nil && c.konst == konst && c.list == list && len(c.dict) == len(dict) &&
+		(len(dict) == 0 || unsafe.SliceData(c.dict) == unsafe.SliceData(dict) || (konst && c.dict[0] == dict[0]))
+}
+
+var dictOfStrings = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+
+// array builds the column's values for n rows: a dictionary array holding
+// only the entries these rows use (a row group's dictionary page then stays
+// as small as its rows allow), or a list of one.
+func (c *coded) array(n int) (arrow.Array, error) {
+	mem := memory.DefaultAllocator
+	var idx []int32
+	var nulls int
+	if c.konst {
+		idx = make([]int32, n) // all zero
+	} else {
+		idx, nulls = c.idx, c.nulls
+		if c.list {
+			nulls = 0 // list entries are never null; rows may be
+		}
+	}
+	used := make([]int32, len(c.dict))
+	for i := range used {
+		used[i] = -1
+	}
+	out := make([]int32, len(idx))
+	var valid []byte
+	if nulls > 0 {
+		valid = make([]byte, bitutil.BytesForBits(int64(len(idx))))
+	}
+	var sub []string
+	for i, v := range idx {
+		if v < 0 {
+			continue
+		}
+		if int(v) >= len(c.dict) {
+			return nil, fmt.Errorf("dictionary index %d out of range (dictionary of %d)", v, len(c.dict))
+		}
+		if used[v] < 0 {
+			used[v] = int32(len(sub))
+			sub = append(sub, c.dict[v])
+		}
+		out[i] = used[v]
+		if valid != nil {
+			bitutil.SetBit(valid, i)
+		}
+	}
+	db := array.NewStringBuilder(mem)
+	defer db.Release()
+	size := 0
+	for _, s := range sub {
+		size += len(s)
+	}
+	db.Reserve(len(sub))
+	db.ReserveData(size)
+	for _, s := range sub {
+		db.Append(s)
+	}
+	dict := db.NewArray()
+	defer dict.Release()
+	var vb *memory.Buffer
+	if valid != nil {
+		vb = memory.NewBufferBytes(valid)
+	}
+	data := array.NewData(arrow.PrimitiveTypes.Int32, len(out),
+		[]*memory.Buffer{vb, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(out))}, nil, nulls, 0)
+	defer data.Release()
+	indices := array.MakeFromData(data)
+	defer indices.Release()
+	values := array.NewDictionaryArray(dictOfStrings, indices, dict)
+	if !c.list {
+		return values, nil
+	}
+	defer values.Release()
+	var lv *memory.Buffer
+	if c.nulls > 0 {
+		b := make([]byte, bitutil.BytesForBits(int64(n)))
+		for r := range n {
+			if r >= len(c.null) || !c.null[r] {
+				bitutil.SetBit(b, r)
+			}
+		}
+		lv = memory.NewBufferBytes(b)
+	}
+	offs := append([]int32(nil), c.offs...)
+	ld := array.NewData(arrow.ListOf(dictOfStrings), n,
+		[]*memory.Buffer{lv, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offs))},
+		[]arrow.ArrayData{values.Data()}, c.nulls, 0)
+	defer ld.Release()
+	return array.MakeFromData(ld), nil
+}
+
+// DictStringCol appends to a string column by index into a dictionary the
+// caller holds (see Writer.DictStringCol).
+type DictStringCol struct{ c *coded }
+
+// Append appends dict[i].
+func (c DictStringCol) Append(i int) { c.c.idx = append(c.c.idx, int32(i)) }
+
+// AppendNull appends a null.
+func (c DictStringCol) AppendNull() {
+	c.c.idx = append(c.c.idx, -1)
+	c.c.nulls++
+}
+
+// DictStringListCol appends to a list<string> column by indices into a
+// dictionary the caller holds (see Writer.DictStringListCol).
+type DictStringListCol struct{ c *coded }
+
+// Append appends the list dict[is[0]], dict[is[1]], ...; empty is an empty
+// list, not null.
+func (c DictStringListCol) Append(is []int) {
+	for _, i := range is {
+		c.c.idx = append(c.c.idx, int32(i))
+	}
+	c.c.offs = append(c.c.offs, int32(len(c.c.idx)))
+}
+
+// AppendNull appends a null list.
+func (c DictStringListCol) AppendNull() {
+	r := len(c.c.offs) - 1
+	for len(c.c.null) < r {
+		c.c.null = append(c.c.null, false)
+	}
+	c.c.null = append(c.c.null, true)
+	c.c.nulls++
+	c.c.offs = append(c.c.offs, int32(len(c.c.idx)))
+}
+
+// DictStringCol returns a handle that appends to the string column name by
+// index into dict, which the caller must not change while the handle is in
+// use. Rows already ended with other values of the column are written as a
+// row group first.
+func (w *Writer) DictStringCol(name string, dict []string) DictStringCol {
+	return DictStringCol{w.code(name, tStr, dict, false, false)}
+}
+
+// DictStringListCol is DictStringCol for a list<string> column.
+func (w *Writer) DictStringListCol(name string, dict []string) DictStringListCol {
+	return DictStringListCol{w.code(name, tStrList, dict, false, true)}
+}
+
+// SetString gives the string column name the value v in every row ended
+// from now on, until it is set again or the column is appended to through
+// another handle. Rows already ended with other values of the column are
+// written as a row group first. v is never null.
+func (w *Writer) SetString(name, v string) {
+	w.code(name, tStr, []string{v}, true, false)
+}
+
+// code makes column name coded; it flushes rows pending with other values.
+func (w *Writer) code(name string, typ arrow.DataType, dict []string, konst, list bool) *coded {
+	i := w.column(name, typ)
+	if c := w.coded[i]; c.same(dict, konst, list) {
+		return c
+	}
+	if w.pending > 0 {
+		_ = w.flush() // a failure is sticky in w.err
+	}
+	c := &coded{dict: dict, konst: konst, list: list}
+	if list {
+		c.offs = []int32{0}
+	}
+	w.coded[i] = c
+	return c
+}
+
+// uncode returns column i to its builder, flushing rows that were coded.
+func (w *Writer) uncode(i int) {
+	if i < NumCommon || w.coded[i] == nil {
+		return
+	}
+	if w.pending > 0 {
+		_ = w.flush()
+	}
+	w.coded[i] = nil
+}

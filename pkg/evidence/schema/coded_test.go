@@ -1,0 +1,185 @@
+package schema
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flameox/flameox/pkg/evidence/schema/schematest"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+)
+
+// Coded columns read back exactly like strings appended one by one: values,
+// nulls, lists (empty and null), a constant, a dictionary switched between
+// producers, and a column returned to its builder; and the file stores
+// them as dictionary pages, each row group's holding only the entries its
+// rows use.
+func TestCodedColumns(t *testing.T) {
+	tb := Stacks
+	f := create(t, "coded.parquet")
+	w, err := NewWriter(tb, f, Options{Common: testCommon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dictA := []string{"frame-a0", "frame-a1", "frame-a2", "frame-unused"}
+	dictB := []string{"frame-b0", "frame-b1"}
+	type row struct {
+		leaf, thread any
+		frames       any
+		run          string
+	}
+	var want []row
+	plain := func(r int) {
+		// The remaining columns through AppendRow-free typed handles.
+		w.StringCol("stack_id").Append("s")
+		w.StringCol("artifact_id").Append("art")
+		w.Int64Col("start_ns").Append(0)
+		w.Int64Col("duration_ns").Append(int64(r))
+		w.Uint64Col("track_id").Append(0)
+		w.StringCol("metric").Append("cpu")
+		w.StringCol("unit").Append("nanoseconds")
+		w.Int64Col("value").Append(int64(r))
+		w.Uint64Col("sample_count").Append(1)
+		w.StringCol("process").AppendNull()
+		if err := w.EndRow(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Producer A: coded leaf, coded lists, constant run id.
+	w.SetString("run_id", "run-A")
+	leaf, frames := w.DictStringCol("leaf_frame_id", dictA), w.DictStringListCol("frame_ids", dictA)
+	thread := w.DictStringCol("thread", dictA)
+	for r, is := range [][]int{{0, 1, 2}, {}, {2, 2, 0}} {
+		fs := []string{}
+		for _, i := range is {
+			fs = append(fs, dictA[i])
+		}
+		leaf.Append(r)
+		frames.Append(is)
+		var th any
+		if r == 1 {
+			thread.AppendNull()
+		} else {
+			thread.Append(0)
+			th = dictA[0]
+		}
+		want = append(want, row{dictA[r], th, fs, "run-A"})
+		plain(r)
+	}
+	// Producer B: another dictionary and run id flush A's rows first.
+	w.SetString("run_id", "run-B")
+	leaf, frames = w.DictStringCol("leaf_frame_id", dictB), w.DictStringListCol("frame_ids", dictB)
+	w.DictStringCol("thread", dictB).Append(0)
+	leaf.Append(1)
+	frames.Append([]int{0, 1})
+	want = append(want, row{"frame-b1", "frame-b0", []string{"frame-b0", "frame-b1"}, "run-B"})
+	plain(4)
+	// Producer C: plain strings again.
+	w.StringCol("run_id").Append("run-C")
+	w.StringCol("leaf_frame_id").Append("frame-c")
+	w.StringListCol("frame_ids").Append([]string{"frame-c"})
+	w.StringCol("thread").AppendNull()
+	want = append(want, row{"frame-c", nil, []string{"frame-c"}, "run-C"})
+	plain(5)
+	if n, err := w.Close(); n != 5 || err != nil {
+		t.Fatalf("Close() = %d, %v", n, err)
+	}
+	rf := readBack2(t, f.Name())
+	if rf.rows != 5 || rf.groups != 3 {
+		t.Fatalf("%d rows in %d row groups, want 5 in 3", rf.rows, rf.groups)
+	}
+	for r, m := range rf.maps {
+		got := row{m["leaf_frame_id"], m["thread"], m["frame_ids"], m["run_id"].(string)}
+		if !reflect.DeepEqual(got, want[r]) {
+			t.Errorf("row %d: got %#v, want %#v", r, got, want[r])
+		}
+		if m["evidence_generation_id"] != testCommon.GenerationID || m["extractor_name"] != testCommon.ExtractorName {
+			t.Errorf("row %d: publication columns %v, %v", r, m["evidence_generation_id"], m["extractor_name"])
+		}
+	}
+	pf, err := file.OpenParquetFile(f.Name(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	for _, col := range []string{"leaf_frame_id", "frame_ids", "run_id", "evidence_generation_id"} {
+		cc, err := pf.MetaData().RowGroup(0).ColumnChunk(tb.Index(col))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(cc.Encodings(), parquet.Encodings.RLEDict) {
+			t.Errorf("%s: encodings %v, want a dictionary", col, cc.Encodings())
+		}
+	}
+}
+
+// Misuse of coded columns fails like misuse of the builders: a row short
+// of a coded value, a null in a non-nullable coded column, an index
+// outside the dictionary.
+func TestCodedMisuse(t *testing.T) {
+	tb := Stacks
+	for name, fill := range map[string]func(t *testing.T, w *Writer) error{
+		"short": func(t *testing.T, w *Writer) error {
+			w.StringListCol("frame_ids").Append(nil)
+			w.DictStringCol("leaf_frame_id", []string{"x"})
+			err := w.EndRow()
+			if err != nil && !strings.Contains(err.Error(), "leaf_frame_id has 0 values") {
+				t.Errorf("wrong complaint: %v", err)
+			}
+			return err
+		},
+		"null in required": func(t *testing.T, w *Writer) error {
+			w.DictStringListCol("frame_ids", []string{"x"}).AppendNull()
+			w.StringCol("leaf_frame_id").Append("x")
+			return endAndClose(w)
+		},
+		"out of range": func(t *testing.T, w *Writer) error {
+			w.DictStringListCol("frame_ids", []string{"x"}).Append([]int{3})
+			w.StringCol("leaf_frame_id").Append("x")
+			return endAndClose(w)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			w, err := NewWriter(tb, create(t, "m.parquet"), Options{Common: testCommon})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range tb.Columns[NumCommon:] {
+				if c.Name == "leaf_frame_id" || c.Name == "frame_ids" {
+					continue
+				}
+				if err := w.appendValue(tb.Index(c.Name), sample(Column{Name: c.Name, Type: c.Type}, 1), true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := fill(t, w); err == nil {
+				t.Fatal("accepted")
+			} else {
+				t.Log(err)
+			}
+		})
+	}
+}
+
+func endAndClose(w *Writer) error {
+	if err := w.EndRow(); err != nil {
+		return err
+	}
+	_, err := w.Close()
+	return err
+}
+
+type readFile struct {
+	rows   int64
+	groups int
+	maps   []map[string]any
+}
+
+func readBack2(t *testing.T, path string) readFile {
+	t.Helper()
+	f := schematest.Read(t, path)
+	return readFile{f.FooterRows, f.RowGroups, f.Maps()}
+}
