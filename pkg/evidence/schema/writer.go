@@ -109,6 +109,7 @@ const smallFile = 256
 // open starts the Parquet file writer: zstd at its fastest level, or no
 // compression for a small file written in one go.
 func (w *Writer) open(small bool) error {
+	registerZstd()
 	codec := parquet.WithCompression(compress.Codecs.Zstd)
 	if small {
 		codec = parquet.WithCompression(compress.Codecs.Uncompressed)
