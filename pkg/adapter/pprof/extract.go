@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -52,26 +51,14 @@ func (*Extractor) Extract(ctx context.Context, in adapter.ExtractInput, sink ada
 	return x.write(sink)
 }
 
-// key identifies an aggregate: a node (or an edge) in one thread and
-// process (tp indexes extraction.tps).
-type key struct {
-	a, b int // node, or parent/child for edges
-	tp   int
-}
-
-type agg struct {
-	self, incl []int64 // per sample type
-	count      []uint64
-}
-
 type extraction struct {
 	in       adapter.ExtractInput
 	prof     *profile.Profile
 	p        *gprof.Profile
 	g        *profile.Graph
-	nodes    map[key]*agg
-	edges    map[key]*agg
-	stacks   map[string]*stackAgg
+	nodes    aggTable // key: node a in tp; entries in key order
+	edges    aggTable // key: caller a -> callee b in tp
+	stacks   stackTable
 	totals   map[[2]string][]int64 // (thread, process) -> total per type
 	nsamples map[[2]string][]int64
 	tps      [][2]string // thread/process pairs by index
@@ -80,29 +67,12 @@ type extraction struct {
 	digests  [][sha256.Size]byte // per node: the digest its frame id shows
 }
 
-type stackAgg struct {
-	nodes           []int // root first
-	tp              int
-	thread, process string
-	value           []int64
-	count           []uint64
-}
-
 func newExtraction(in adapter.ExtractInput, prof *profile.Profile) *extraction {
 	g, p := profile.NewGraph(prof.P)
-	return &extraction{in: in, prof: prof, p: p, g: g, nodes: map[key]*agg{}, edges: map[key]*agg{},
-		stacks: map[string]*stackAgg{}, totals: map[[2]string][]int64{}, nsamples: map[[2]string][]int64{},
+	nt := len(p.SampleType)
+	return &extraction{in: in, prof: prof, p: p, g: g, nodes: newAggTable(nt), edges: newAggTable(nt),
+		stacks: newStackTable(nt), totals: map[[2]string][]int64{}, nsamples: map[[2]string][]int64{},
 		tpIndex: map[[2]string]int{}, lim: append([]string{}, prof.Limitations...)}
-}
-
-func (x *extraction) get(m map[key]*agg, k key) *agg {
-	a := m[k]
-	if a == nil {
-		n := len(x.p.SampleType)
-		a = &agg{self: make([]int64, n), incl: make([]int64, n), count: make([]uint64, n)}
-		m[k] = a
-	}
-	return a
 }
 
 // aggregate applies pprof's rules per sample: flat for the leaf node, cum
@@ -113,27 +83,18 @@ func (x *extraction) get(m map[key]*agg, k key) *agg {
 // large profile), so its state is indexed, not hashed by struct: nodes in
 // slices by node index, edges by a packed 64-bit key, and stacks by a
 // 64-bit hash of their nodes (checked on a hit); each is stamped with the
-// sample that last counted it. The maps write.go reads are built once at
-// the end.
+// sample that last counted it.
 func (x *extraction) aggregate(ctx context.Context) error {
 	nt := len(x.p.SampleType)
 	nn := len(x.g.Nodes)
-	type edgeAgg struct {
-		agg
-		seen uint32
-	}
 	var (
 		buf      []int
 		seenNode = make([]uint32, nn)
-		nodes    [][]*agg              // [tp][node]
-		edges    []map[uint64]*edgeAgg // [tp][caller<<32|callee]
-		stacks   = map[uint64][]*stackAgg{}
-		nstacks  int
+		nodes    [][]int32          // [tp][node]: entry in x.nodes, -1 for none
+		edges    []map[uint64]int32 // [tp][caller<<32|callee]: entry in x.edges
+		seenEdge []uint32           // per edge entry
 		gen      uint32
 	)
-	newAgg := func() agg {
-		return agg{self: make([]int64, nt), incl: make([]int64, nt), count: make([]uint64, nt)}
-	}
 	for i, s := range x.p.Sample {
 		if i%4096 == 0 && ctx.Err() != nil {
 			return fault.Wrap(fault.ProcessCancelled, ctx.Err(), "extraction cancelled")
@@ -147,8 +108,12 @@ func (x *extraction) aggregate(ctx context.Context) error {
 			x.tpIndex[tp] = tpi
 			x.tps = append(x.tps, tp)
 			x.totals[tp], x.nsamples[tp] = make([]int64, nt), make([]int64, nt)
-			nodes = append(nodes, make([]*agg, nn))
-			edges = append(edges, map[uint64]*edgeAgg{})
+			idx := make([]int32, nn)
+			for n := range idx {
+				idx[n] = -1
+			}
+			nodes = append(nodes, idx)
+			edges = append(edges, map[uint64]int32{})
 		}
 		nonzero := false
 		for t := 0; t < nt && t < len(s.Value); t++ {
@@ -163,93 +128,58 @@ func (x *extraction) aggregate(ctx context.Context) error {
 		}
 		buf = x.g.Stack(s, buf)
 		gen++
-		tnodes, tedges := nodes[tpi], edges[tpi]
-		leaf := tnodes[buf[0]]
-		if leaf == nil {
-			a := newAgg()
-			leaf = &a
-			tnodes[buf[0]] = leaf
+		nidx, tedges := nodes[tpi], edges[tpi]
+		for _, n := range buf { // every node on the stack has an entry
+			if nidx[n] < 0 {
+				nidx[n] = x.nodes.add(key{a: int32(n), tp: int32(tpi)})
+			}
 		}
+		leaf := x.nodes.self(nidx[buf[0]])
 		for t := 0; t < nt && t < len(s.Value); t++ {
 			if v := s.Value[t]; v != 0 {
-				leaf.self[t] += v
+				leaf[t] += v
 			}
 		}
 		h := uint64(14695981039346656037) ^ uint64(tpi) // FNV-1a over tp and the nodes, root first
 		for j, n := range buf {
 			if seenNode[n] != gen {
 				seenNode[n] = gen
-				a := tnodes[n]
-				if a == nil {
-					na := newAgg()
-					a = &na
-					tnodes[n] = a
-				}
-				addValues(a, s.Value, nt, c)
+				x.nodes.addValues(nidx[n], s.Value, c)
 			}
 			if j+1 < len(buf) {
 				k := uint64(buf[j+1])<<32 | uint64(n) // caller -> callee
-				e := tedges[k]
-				if e == nil {
-					e = &edgeAgg{agg: newAgg()}
+				e, ok := tedges[k]
+				if !ok {
+					e = x.edges.add(key{a: int32(buf[j+1]), b: int32(n), tp: int32(tpi)})
 					tedges[k] = e
+					seenEdge = append(seenEdge, 0)
 				}
-				if e.seen != gen {
-					e.seen = gen
-					addValues(&e.agg, s.Value, nt, c)
+				if seenEdge[e] != gen {
+					seenEdge[e] = gen
+					x.edges.addValues(e, s.Value, c)
 				}
 			}
 		}
 		for j := len(buf) - 1; j >= 0; j-- {
 			h = (h ^ uint64(buf[j])) * 1099511628211
 		}
-		var st *stackAgg
-		for _, cand := range stacks[h] {
-			if cand.tp == tpi && sameReversed(cand.nodes, buf) {
-				st = cand
-				break
-			}
-		}
-		if st == nil {
-			if nstacks >= maxStacks {
+		st := x.stacks.find(h, int32(tpi), buf)
+		if st < 0 {
+			if x.stacks.len() >= maxStacks {
 				continue
 			}
-			root := make([]int, len(buf))
-			for j := range buf {
-				root[j] = buf[len(buf)-1-j]
-			}
-			st = &stackAgg{nodes: root, tp: tpi, thread: thread, process: process, value: make([]int64, nt), count: make([]uint64, nt)}
-			stacks[h] = append(stacks[h], st)
-			nstacks++
+			st = x.stacks.add(h, int32(tpi), buf)
 		}
+		value, count := x.stacks.value(st), x.stacks.count(st)
 		for t := 0; t < nt && t < len(s.Value); t++ {
 			if v := s.Value[t]; v != 0 {
-				st.value[t] += v
-				st.count[t] += uint64(c)
+				value[t] += v
+				count[t] += c
 			}
 		}
 	}
-	for tpi := range nodes {
-		for n, a := range nodes[tpi] {
-			if a != nil {
-				x.nodes[key{a: n, tp: tpi}] = a
-			}
-		}
-		for k, e := range edges[tpi] {
-			x.edges[key{a: int(k >> 32), b: int(k & 0xffffffff), tp: tpi}] = &e.agg
-		}
-	}
-	var sk []byte
-	for _, list := range stacks {
-		for _, st := range list {
-			sk = strconv.AppendInt(sk[:0], int64(st.tp), 10)
-			for _, n := range st.nodes {
-				sk = strconv.AppendInt(append(sk, ';'), int64(n), 10)
-			}
-			x.stacks[string(sk)] = st
-		}
-	}
-	if nstacks >= maxStacks {
+	x.stacks.head = nil // only aggregation looks stacks up
+	if x.stacks.len() >= maxStacks {
 		x.lim = append(x.lim, fmt.Sprintf("Only the first %d distinct stacks are kept as examples; hotspots, callers and callees are complete.", maxStacks))
 	}
 	return nil
@@ -264,28 +194,6 @@ func (x *extraction) release() {
 	}
 	x.prof.Counts = nil
 	x.g.ReleaseLocations()
-}
-
-// sameReversed reports whether root (root first) is leafFirst reversed.
-func sameReversed(root, leafFirst []int) bool {
-	if len(root) != len(leafFirst) {
-		return false
-	}
-	for j, n := range leafFirst {
-		if root[len(root)-1-j] != n {
-			return false
-		}
-	}
-	return true
-}
-
-func addValues(a *agg, vals []int64, nt int, c int64) {
-	for t := 0; t < nt && t < len(vals); t++ {
-		if v := vals[t]; v != 0 {
-			a.incl[t] += v
-			a.count[t] += uint64(c)
-		}
-	}
 }
 
 func abs(v int64) int64 {
@@ -390,24 +298,4 @@ func language(n profile.Node) string {
 		return "javascript"
 	}
 	return ""
-}
-
-// sortedKeys orders aggregates deterministically (rows come out the same
-// for the same input).
-func sortedKeys(m map[key]*agg) []key {
-	keys := make([]key, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.a != b.a {
-			return a.a < b.a
-		}
-		if a.b != b.b {
-			return a.b < b.b
-		}
-		return a.tp < b.tp
-	})
-	return keys
 }

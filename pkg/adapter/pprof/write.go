@@ -1,8 +1,10 @@
 package pprof
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/flameox/flameox/pkg/adapter"
@@ -56,8 +58,8 @@ func (x *extraction) frames(sink adapter.Sink, ids []string, res *adapter.Extrac
 	if err != nil {
 		return err
 	}
-	used := map[int]bool{}
-	for k := range x.nodes {
+	used := make([]bool, len(x.g.Nodes))
+	for _, k := range x.nodes.keys {
 		used[k.a] = true
 	}
 	c := struct{ id, lang, fn, sys, mod, file, build, sym, src, _ schema.StringCol }{
@@ -118,17 +120,17 @@ func (x *extraction) measurements(sink adapter.Sink, ids []string, res *adapter.
 	fid := w.DictStringCol("frame_id", ids)
 	self, incl, cnt := w.Int64Col("self_value"), w.Int64Col("inclusive_value"), w.Uint64Col("sample_count")
 	phase := w.StringCol("phase")
-	for _, k := range sortedKeys(x.nodes) {
-		a := x.nodes[k]
+	for _, e := range x.nodes.sorted() {
+		k, a, in, n := x.nodes.keys[e], x.nodes.self(e), x.nodes.incl(e), x.nodes.count(e)
 		for t := range x.p.SampleType {
-			if a.incl[t] == 0 && a.self[t] == 0 {
+			if in[t] == 0 && a[t] == 0 {
 				continue
 			}
-			fid.Append(k.a)
-			d.row(t, k.tp)
-			self.Append(a.self[t])
-			incl.Append(a.incl[t])
-			cnt.Append(a.count[t])
+			fid.Append(int(k.a))
+			d.row(t, int(k.tp))
+			self.Append(a[t])
+			incl.Append(in[t])
+			cnt.Append(uint64(n[t]))
 			phase.AppendNull()
 			if err := w.EndRow(); err != nil {
 				return err
@@ -149,19 +151,19 @@ func (x *extraction) edgeRows(sink adapter.Sink, ids []string, res *adapter.Extr
 	d := x.dicts(w)
 	parent, child := w.DictStringCol("parent_frame_id", ids), w.DictStringCol("child_frame_id", ids)
 	cnt, dur, val := w.Uint64Col("sample_count"), w.Int64Col("duration_ns"), w.Int64Col("value")
-	for _, k := range sortedKeys(x.edges) {
-		a := x.edges[k]
+	for _, e := range x.edges.sorted() {
+		k, in, n := x.edges.keys[e], x.edges.incl(e), x.edges.count(e)
 		for t := range x.p.SampleType {
-			if a.incl[t] == 0 {
+			if in[t] == 0 {
 				continue
 			}
 			_, u := x.metric(t)
-			parent.Append(k.a)
-			child.Append(k.b)
-			d.row(t, k.tp)
-			cnt.Append(a.count[t])
-			dur.Append(nanos(a.incl[t], u))
-			val.Append(a.incl[t])
+			parent.Append(int(k.a))
+			child.Append(int(k.b))
+			d.row(t, int(k.tp))
+			cnt.Append(uint64(n[t]))
+			dur.Append(nanos(in[t], u))
+			val.Append(in[t])
 			if err := w.EndRow(); err != nil {
 				return err
 			}
@@ -241,42 +243,39 @@ func (x *extraction) stackRows(sink adapter.Sink, ids []string, res *adapter.Ext
 	start, dur, track := w.Int64Col("start_ns"), w.Int64Col("duration_ns"), w.Uint64Col("track_id")
 	val, cnt := w.Int64Col("value"), w.Uint64Col("sample_count")
 	h := newHasher()
-	all := make([]string, 0, len(x.stacks))
-	for k := range x.stacks {
-		all = append(all, k)
-	}
-	sort.Strings(all)
+	st := &x.stacks
 	for t := range x.p.SampleType {
-		// The heaviest stacks of this sample type, ties broken by key.
-		keys := make([]string, 0, len(all))
+		// The heaviest stacks of this sample type; ties keep the order the
+		// stacks were met in, which is the profile's.
+		var keys []int32
 		var total, kept int64
-		for _, k := range all {
-			if v := x.stacks[k].value[t]; v != 0 {
-				keys = append(keys, k)
+		for i := range int32(st.len()) {
+			if v := st.value(i)[t]; v != 0 {
+				keys = append(keys, i)
 				total += abs(v)
 			}
 		}
-		sort.SliceStable(keys, func(i, j int) bool { return abs(x.stacks[keys[i]].value[t]) > abs(x.stacks[keys[j]].value[t]) })
+		slices.SortStableFunc(keys, func(i, j int32) int { return cmp.Compare(abs(st.value(j)[t]), abs(st.value(i)[t])) })
 		if len(keys) > keptStacks {
 			keys = keys[:keptStacks]
 		}
 		m, u := x.metric(t)
-		for _, k := range keys {
-			st := x.stacks[k]
-			kept += abs(st.value[t])
-			h.reset("stack/v2", x.in.ArtifactID, m, st.thread, st.process)
-			for _, n := range st.nodes {
+		for _, i := range keys {
+			nodes, v, tp := st.stack(i), st.value(i)[t], int(st.tp[i])
+			kept += abs(v)
+			h.reset("stack/v2", x.in.ArtifactID, m, x.tps[tp][0], x.tps[tp][1])
+			for _, n := range nodes {
 				h.addDigest(&x.digests[n])
 			}
 			sid.Append(h.id())
-			frames.Append(st.nodes)
-			leaf.Append(st.nodes[len(st.nodes)-1])
+			frames.Append(nodes)
+			leaf.Append(int(nodes[len(nodes)-1]))
 			start.Append(0)
-			dur.Append(nanos(st.value[t], u))
+			dur.Append(nanos(v, u))
 			track.Append(0)
-			d.row(t, st.tp)
-			val.Append(st.value[t])
-			cnt.Append(st.count[t])
+			d.row(t, tp)
+			val.Append(v)
+			cnt.Append(uint64(st.count(i)[t]))
 			if err := w.EndRow(); err != nil {
 				return err
 			}

@@ -85,10 +85,10 @@ func (c *coded) array(n int) (arrow.Array, error) {
 	}
 	var sub []string
 	for i, v := range idx {
-		if v < 0 {
-			continue
+		if v < 0 && !c.list {
+			continue // null
 		}
-		if int(v) >= len(c.dict) {
+		if v < 0 || int(v) >= len(c.dict) {
 			return nil, fmt.Errorf("dictionary index %d out of range (dictionary of %d)", v, len(c.dict))
 		}
 		if used[v] < 0 {
@@ -164,10 +164,8 @@ type DictStringListCol struct{ c *coded }
 
 // Append appends the list dict[is[0]], dict[is[1]], ...; empty is an empty
 // list, not null.
-func (c DictStringListCol) Append(is []int) {
-	for _, i := range is {
-		c.c.idx = append(c.c.idx, int32(i))
-	}
+func (c DictStringListCol) Append(is []int32) {
+	c.c.idx = append(c.c.idx, is...)
 	c.c.offs = append(c.c.offs, int32(len(c.c.idx)))
 }
 

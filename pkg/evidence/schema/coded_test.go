@@ -52,7 +52,7 @@ func TestCodedColumns(t *testing.T) {
 	w.SetString("run_id", "run-A")
 	leaf, frames := w.DictStringCol("leaf_frame_id", dictA), w.DictStringListCol("frame_ids", dictA)
 	thread := w.DictStringCol("thread", dictA)
-	for r, is := range [][]int{{0, 1, 2}, {}, {2, 2, 0}} {
+	for r, is := range [][]int32{{0, 1, 2}, {}, {2, 2, 0}} {
 		fs := []string{}
 		for _, i := range is {
 			fs = append(fs, dictA[i])
@@ -74,7 +74,7 @@ func TestCodedColumns(t *testing.T) {
 	leaf, frames = w.DictStringCol("leaf_frame_id", dictB), w.DictStringListCol("frame_ids", dictB)
 	w.DictStringCol("thread", dictB).Append(0)
 	leaf.Append(1)
-	frames.Append([]int{0, 1})
+	frames.Append([]int32{0, 1})
 	want = append(want, row{"frame-b1", "frame-b0", []string{"frame-b0", "frame-b1"}, "run-B"})
 	plain(4)
 	// Producer C: plain strings again.
@@ -137,7 +137,7 @@ func TestCodedMisuse(t *testing.T) {
 			return endAndClose(w)
 		},
 		"out of range": func(t *testing.T, w *Writer) error {
-			w.DictStringListCol("frame_ids", []string{"x"}).Append([]int{3})
+			w.DictStringListCol("frame_ids", []string{"x"}).Append([]int32{3})
 			w.StringCol("leaf_frame_id").Append("x")
 			return endAndClose(w)
 		},

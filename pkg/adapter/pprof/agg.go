@@ -1,0 +1,161 @@
+package pprof
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Aggregates live in flat tables rather than one small object per node,
+// edge or stack: a large profile has tens of thousands of each, and three
+// slices per aggregate were most of the extraction's live heap while its
+// rows were written (docs/performance.md).
+
+// key identifies an aggregate: a node (a), or an edge from caller a to
+// callee b, in one thread and process (tp indexes extraction.tps).
+type key struct{ a, b, tp int32 }
+
+func (k key) compare(o key) int {
+	if c := cmp.Compare(k.a, o.a); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(k.b, o.b); c != 0 {
+		return c
+	}
+	return cmp.Compare(k.tp, o.tp)
+}
+
+// aggTable holds aggregates by entry: entry e's self, inclusive value and
+// sample count for sample type t are self(e)[t], incl(e)[t], count(e)[t].
+type aggTable struct {
+	nt    int
+	keys  []key
+	vals  []int64 // per entry: self[nt], incl[nt], count[nt]
+	zeros []int64
+}
+
+func newAggTable(nt int) aggTable { return aggTable{nt: nt, zeros: make([]int64, 3*nt)} }
+
+// add appends an entry for k with zero values.
+func (s *aggTable) add(k key) int32 {
+	s.keys = append(s.keys, k)
+	s.vals = append(s.vals, s.zeros...)
+	return int32(len(s.keys) - 1)
+}
+
+func (s *aggTable) len() int { return len(s.keys) }
+
+func (s *aggTable) self(e int32) []int64 {
+	o := int(e) * 3 * s.nt
+	return s.vals[o : o+s.nt]
+}
+
+func (s *aggTable) incl(e int32) []int64 {
+	o := int(e)*3*s.nt + s.nt
+	return s.vals[o : o+s.nt]
+}
+
+func (s *aggTable) count(e int32) []int64 {
+	o := int(e)*3*s.nt + 2*s.nt
+	return s.vals[o : o+s.nt]
+}
+
+// addValues adds a sample's non-zero values to the entry's inclusive
+// values, counting c sample records for each.
+func (s *aggTable) addValues(e int32, vals []int64, c int64) {
+	o := int(e) * 3 * s.nt
+	incl, count := s.vals[o+s.nt:o+2*s.nt], s.vals[o+2*s.nt:o+3*s.nt]
+	for t := 0; t < s.nt && t < len(vals); t++ {
+		if v := vals[t]; v != 0 {
+			incl[t] += v
+			count[t] += c
+		}
+	}
+}
+
+// sorted returns the entries ordered by key, so rows come out the same
+// for the same input.
+func (s *aggTable) sorted() []int32 {
+	idx := make([]int32, len(s.keys))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(i, j int32) int { return s.keys[i].compare(s.keys[j]) })
+	return idx
+}
+
+// stackTable holds distinct stacks: stack i's nodes, root first, are
+// nodes[start[i]:start[i+1]]; its value and sample count for sample type
+// t are value(i)[t] and count(i)[t]. Stacks are found by a 64-bit hash of
+// their nodes, checked on a hit.
+type stackTable struct {
+	nt    int
+	tp    []int32
+	start []int32
+	nodes []int32
+	vals  []int64 // per stack: value[nt], count[nt]
+	head  map[uint64]int32
+	next  []int32 // per stack: next stack with the same hash, -1 ends
+	zeros []int64
+}
+
+func newStackTable(nt int) stackTable {
+	return stackTable{nt: nt, start: []int32{0}, head: map[uint64]int32{}, zeros: make([]int64, 2*nt)}
+}
+
+func (s *stackTable) len() int { return len(s.tp) }
+
+func (s *stackTable) stack(i int32) []int32 { return s.nodes[s.start[i]:s.start[i+1]] }
+
+func (s *stackTable) value(i int32) []int64 {
+	o := int(i) * 2 * s.nt
+	return s.vals[o : o+s.nt]
+}
+
+func (s *stackTable) count(i int32) []int64 {
+	o := int(i)*2*s.nt + s.nt
+	return s.vals[o : o+s.nt]
+}
+
+// find returns the stack with hash h in tp whose nodes, root first, are
+// leafFirst reversed, or -1.
+func (s *stackTable) find(h uint64, tp int32, leafFirst []int) int32 {
+	i, ok := s.head[h]
+	for ok && i >= 0 {
+		if s.tp[i] == tp && sameReversed(s.stack(i), leafFirst) {
+			return i
+		}
+		i = s.next[i]
+	}
+	return -1
+}
+
+// add appends the stack leafFirst reversed, with zero values.
+func (s *stackTable) add(h uint64, tp int32, leafFirst []int) int32 {
+	i := int32(len(s.tp))
+	s.tp = append(s.tp, tp)
+	for j := len(leafFirst) - 1; j >= 0; j-- {
+		s.nodes = append(s.nodes, int32(leafFirst[j]))
+	}
+	s.start = append(s.start, int32(len(s.nodes)))
+	s.vals = append(s.vals, s.zeros...)
+	next, ok := s.head[h]
+	if !ok {
+		next = -1
+	}
+	s.next = append(s.next, next)
+	s.head[h] = i
+	return i
+}
+
+// sameReversed reports whether root (root first) is leafFirst reversed.
+func sameReversed(root []int32, leafFirst []int) bool {
+	if len(root) != len(leafFirst) {
+		return false
+	}
+	for j, n := range leafFirst {
+		if int(root[len(root)-1-j]) != n {
+			return false
+		}
+	}
+	return true
+}
