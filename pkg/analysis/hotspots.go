@@ -109,7 +109,7 @@ func Hotspots(ctx context.Context, ws *workspace.Workspace, req HotspotsRequest)
 	if err != nil {
 		return nil, err
 	}
-	s, err := query.OpenTables(ctx, ws, profileTables...)
+	s, err := query.OpenTables(ctx, ws, hotspotsTables...)
 	if err != nil {
 		return nil, err
 	}

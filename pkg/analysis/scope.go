@@ -24,8 +24,12 @@ import (
 	"github.com/flameox/flameox/pkg/run"
 )
 
-// profileTables are the tables the profile analyses read.
-var profileTables = []string{"artifacts", "measurements", "frames", "frame_measurements", "call_edges", "stacks"}
+// profileTables are the tables the profile analyses read; hotspots read
+// the first four (a reader binds only the views it is asked for).
+var (
+	profileTables  = []string{"artifacts", "measurements", "frames", "frame_measurements", "call_edges", "stacks"}
+	hotspotsTables = profileTables[:4]
+)
 
 // Source is the profile an analysis reads: one artifact of one run, at the
 // generation that extracted it last.

@@ -38,8 +38,9 @@ type Options struct {
 	// the memory limit then fails with QUERY_BUDGET_EXCEEDED.
 	NoSpill bool
 	// Tables, when set, limits the views (and the allowed files) to these
-	// tables and the current views over them: binding a view reads its
-	// files' footers, so a reader that needs four tables opens faster.
+	// tables; a *_current view (runs_current, ...) is defined only when
+	// listed, and brings its table. Binding a view reads its files' footers
+	// and plans its query, so a reader that needs four tables opens faster.
 	Tables []string
 }
 
@@ -98,10 +99,17 @@ func Open(ctx context.Context, snap *corpus.Snapshot, opts Options) (*Reader, er
 		return nil, err
 	}
 	r := &Reader{snap: snap, opts: opts, rows: map[string]int64{}}
+	var views map[string]bool // current views to define; nil: all
 	if len(opts.Tables) > 0 {
 		keep := map[string]bool{}
+		views = map[string]bool{}
 		for _, t := range opts.Tables {
 			keep[t] = true
+			for _, v := range currentViews {
+				if v.Name == t {
+					keep[v.Table], views[t] = true, true
+				}
+			}
 		}
 		for name := range live {
 			if !keep[name] {
@@ -138,7 +146,7 @@ func Open(ctx context.Context, snap *corpus.Snapshot, opts Options) (*Reader, er
 	r.db = sql.OpenDB(conn)
 	r.db.SetMaxOpenConns(1)
 	r.db.SetMaxIdleConns(1)
-	if err := r.setup(ctx, allowed, live); err != nil {
+	if err := r.setup(ctx, allowed, live, views); err != nil {
 		r.Close()
 		return nil, err
 	}
@@ -166,7 +174,7 @@ func (r *Reader) lockdown(allowed []string) []string {
 	}
 }
 
-func (r *Reader) setup(ctx context.Context, allowed []string, live map[string]*tableFiles) error {
+func (r *Reader) setup(ctx context.Context, allowed []string, live map[string]*tableFiles, views map[string]bool) error {
 	c, err := r.db.Conn(ctx)
 	if err != nil {
 		return r.queryErr(ctx, ctx, Query{Name: "open", Version: "1"}, err)
@@ -183,7 +191,7 @@ func (r *Reader) setup(ctx context.Context, allowed []string, live map[string]*t
 			ident(name), sqlList(live[name].Paths))
 	}
 	for _, v := range currentViews {
-		if live[v.Table] == nil {
+		if live[v.Table] == nil || (views != nil && !views[v.Name]) {
 			continue
 		}
 		// Only keys with several rows need the window; at a million runs

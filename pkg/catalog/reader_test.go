@@ -116,6 +116,33 @@ func TestViewsCurrentPinningAndSupersede(t *testing.T) {
 	}
 }
 
+// A reader limited to some tables defines their views, and a *_current
+// view only when it is listed (bringing its table); others do not exist.
+func TestOpenTablesLimitsViews(t *testing.T) {
+	f := newFixture(t)
+	f.publish("g1", []corpus.GenerationFile{
+		f.file("g1", schema.Runs, 0, [][]any{runRow("a", 0, "pending"), runRow("a", 1, "registered")}),
+		f.file("g1", schema.Artifacts, 0, [][]any{artifactRow("r1", "a")}),
+	}, nil)
+	r := openHead(t, f.root, Options{Tables: []string{"runs_current", "artifacts"}})
+	if n := count(t, r, "runs_current"); n != 1 {
+		t.Errorf("runs_current = %d, want 1", n)
+	}
+	if n := count(t, r, "runs"); n != 2 {
+		t.Errorf("runs = %d, want 2", n)
+	}
+	if n := count(t, r, "artifacts"); n != 1 {
+		t.Errorf("artifacts = %d, want 1", n)
+	}
+	for _, absent := range []string{"artifacts_current", "measurements"} {
+		q := countQuery
+		q.SQL = "SELECT count(*) FROM " + absent
+		if err := r.Scan(context.Background(), q, nil, func(*sql.Rows) error { return nil }); err == nil {
+			t.Errorf("%s is defined", absent)
+		}
+	}
+}
+
 func TestOpenRefusesSymlinkAndSize(t *testing.T) {
 	f := newFixture(t)
 	gf := f.file("g1", schema.Runs, 0, [][]any{runRow("a", 0, "registered")})

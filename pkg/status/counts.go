@@ -35,7 +35,7 @@ func countPublished(ctx context.Context, ws *workspace.Workspace, st *Status, ro
 		}
 		return unregisteredObjects(ws, st, map[string]bool{})
 	}
-	s, err := query.OpenTables(ctx, ws, "runs", "artifacts") // binding a view reads its footers
+	s, err := query.OpenTables(ctx, ws, "runs_current", "artifacts_current") // binding a view reads its footers
 	if err != nil {
 		return err
 	}
