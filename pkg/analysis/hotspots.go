@@ -114,14 +114,11 @@ func Hotspots(ctx context.Context, ws *workspace.Workspace, req HotspotsRequest)
 		return nil, err
 	}
 	defer s.Close()
-	src, lim, err := resolve(ctx, s, req.Input)
+	sc, err := resolve(ctx, s, req.Input, req.Thread, req.Process)
 	if err != nil {
 		return nil, err
 	}
-	types, err := sampleTypes(ctx, s, src, req.Thread, req.Process)
-	if err != nil {
-		return nil, err
-	}
+	src, lim, types := sc.src, sc.lim, sc.types
 	st, err := pick(types, req.SampleType)
 	if err != nil {
 		return nil, err
@@ -144,10 +141,7 @@ func Hotspots(ctx context.Context, ws *workspace.Workspace, req HotspotsRequest)
 	res := &HotspotsResult{SchemaVersion: 1, Operation: OpHotspots, OperationVersion: Version, CorpusCommitID: s.Commit(),
 		Source: *src, Parameters: params, SampleType: st, SampleTypes: types, Rows: []HotspotRow{}, EvidenceLevel: "observed",
 		Limitations: append(lim, "Values are aggregated per function, as `go tool pprof -top` does by default; line-level detail stays in the native profile."),
-		NextSteps:   []string{}}
-	if res.Threads, err = threads(ctx, s, src); err != nil {
-		return nil, err
-	}
+		NextSteps:   []string{}, Threads: sc.threads}
 	var symbolized int64
 	args := []any{src.RunID, src.ArtifactID, src.GenerationID, st.Type, req.Thread, req.Process, limit + 1, offset}
 	err = s.R.Scan(ctx, qHotspots, args, func(rows *sql.Rows) error {
@@ -201,28 +195,4 @@ func frac(v, total int64) float64 {
 		f = -f
 	}
 	return f
-}
-
-// qThreads reads the profile's thread labels from its few profile.total
-// rows (one per sample type, thread and process) instead of scanning the
-// frame measurements.
-var qThreads = catalog.Query{Name: "analysis.threads", Version: "2", SQL: `
-SELECT DISTINCT dimensions['thread'] AS thread FROM measurements
-WHERE run_id = $1 AND artifact_id = $2 AND evidence_generation_id = $3 AND name = 'profile.total'
-  AND dimensions['thread'] IS NOT NULL AND dimensions['thread'] <> ''
-ORDER BY thread LIMIT 100`}
-
-func threads(ctx context.Context, s *query.Session, src *Source) ([]string, error) {
-	out := []string{}
-	err := s.R.Scan(ctx, qThreads, []any{src.RunID, src.ArtifactID, src.GenerationID}, func(rows *sql.Rows) error {
-		for rows.Next() {
-			var t string
-			if err := rows.Scan(&t); err != nil {
-				return err
-			}
-			out = append(out, t)
-		}
-		return nil
-	})
-	return out, err
 }

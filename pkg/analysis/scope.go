@@ -42,27 +42,50 @@ type Source struct {
 	GenerationID string `json:"generation_id"`
 }
 
-// qProfiles finds extracted profiles through their few profile.total
-// measurement rows (cheap), not through the frame tables.
-var qProfiles = catalog.Query{Name: "analysis.profiles", Version: "2", SQL: `
-WITH p AS (
-  SELECT run_id, artifact_id, arg_max(evidence_generation_id, published_at) AS gen, max(published_at) AS at
-  FROM measurements
-  WHERE name = 'profile.total' AND (($1 <> '' AND run_id = $1) OR ($2 <> '' AND artifact_id = $2))
-  GROUP BY run_id, artifact_id),
-a AS (
+// qProfileRows reads, in one scan, every profile.total and
+// profile.samples measurement of the profiles an input names, with their
+// artifact's registration: the source, its sample types and its threads
+// all come from these few rows (one per sample type, thread and process
+// of each generation), so an analysis starts with one query, not three.
+var qProfileRows = catalog.Query{Name: "analysis.profile_rows", Version: "1", SQL: `
+WITH a AS (
   SELECT run_id, artifact_id, any_value(display_name) AS display_name, any_value(kind) AS kind,
          any_value(producer) AS producer, any_value(role) AS role
   FROM artifacts WHERE (($1 <> '' AND run_id = $1) OR ($2 <> '' AND artifact_id = $2))
   GROUP BY run_id, artifact_id)
-SELECT p.run_id, p.artifact_id, p.gen, coalesce(a.display_name, ''), coalesce(a.kind, ''), coalesce(a.producer, ''), coalesce(a.role, '')
-FROM p LEFT JOIN a USING (run_id, artifact_id)
-ORDER BY p.at DESC, p.run_id, p.artifact_id`}
+SELECT m.run_id, m.artifact_id, m.evidence_generation_id, epoch_us(m.published_at), m.name, m.subject,
+       coalesce(m.unit, ''), coalesce(m.value_int, 0), coalesce(m.dimensions['thread'], ''),
+       coalesce(m.dimensions['process'], ''), coalesce(m.dimensions['default'], '') = 'true',
+       coalesce(a.display_name, ''), coalesce(a.kind, ''), coalesce(a.producer, ''), coalesce(a.role, '')
+FROM measurements m LEFT JOIN a USING (run_id, artifact_id)
+WHERE m.scope = 'profile' AND m.name IN ('profile.total', 'profile.samples')
+  AND (($1 <> '' AND m.run_id = $1) OR ($2 <> '' AND m.artifact_id = $2))`}
 
-// resolve finds the profile an input names: a run id (its profile
-// artifact; sample profiles before memory profiles, primary before derived)
-// or an artifact id (its latest extraction).
-func resolve(ctx context.Context, s *query.Session, input string) (*Source, []string, error) {
+// profileRow is one row of qProfileRows.
+type profileRow struct {
+	src                 Source
+	role                string
+	at                  int64 // published_at, µs
+	name, subject, unit string
+	value               int64
+	thread, process     string
+	isDefault           bool
+}
+
+// scope is what an analysis reads: the profile an input names, the
+// limitations of that choice, its sample types under the thread and
+// process filters, and its thread labels (at most 100, sorted).
+type scope struct {
+	src     *Source
+	lim     []string
+	types   []SampleType
+	threads []string
+}
+
+// resolve finds the profile input names (a run id, or an artifact id)
+// in its latest generation: a run with several profiles reads its primary
+// sample profile, and says which others it has.
+func resolve(ctx context.Context, s *query.Session, input, thread, process string) (*scope, error) {
 	input = strings.TrimSpace(input)
 	var runID, artID string
 	switch {
@@ -71,52 +94,119 @@ func resolve(ctx context.Context, s *query.Session, input string) (*Source, []st
 	case run.ValidID(input):
 		runID = input
 	default:
-		return nil, nil, fault.New(fault.InvalidArguments, "%q is neither a run id nor an artifact id (sha256:…)", input)
+		return nil, fault.New(fault.InvalidArguments, "%q is neither a run id nor an artifact id (sha256:…)", input)
 	}
-	var found []Source
-	roles := map[string]string{}
-	err := s.R.Scan(ctx, qProfiles, []any{runID, artID}, func(rows *sql.Rows) error {
-		for rows.Next() {
-			var src Source
-			var role string
-			if err := rows.Scan(&src.RunID, &src.ArtifactID, &src.GenerationID, &src.DisplayName, &src.Kind, &src.Producer, &role); err != nil {
+	var rows []profileRow
+	err := s.R.Scan(ctx, qProfileRows, []any{runID, artID}, func(r *sql.Rows) error {
+		for r.Next() {
+			var p profileRow
+			if err := r.Scan(&p.src.RunID, &p.src.ArtifactID, &p.src.GenerationID, &p.at, &p.name, &p.subject, &p.unit, &p.value,
+				&p.thread, &p.process, &p.isDefault, &p.src.DisplayName, &p.src.Kind, &p.src.Producer, &p.role); err != nil {
 				return err
 			}
-			roles[src.RunID+src.ArtifactID] = role
-			found = append(found, src)
+			rows = append(rows, p)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if len(found) == 0 {
-		return nil, nil, fault.New(fault.NotFound, "no extracted profile for %s in the published corpus", input).
+	// Each profile's latest generation holding a profile.total, newest
+	// profile first.
+	type cand struct {
+		row  profileRow
+		rank int
+	}
+	latest := map[[2]string]*cand{}
+	for _, p := range rows {
+		if p.name != "profile.total" {
+			continue
+		}
+		k := [2]string{p.src.RunID, p.src.ArtifactID}
+		if c := latest[k]; c == nil || p.at > c.row.at || (p.at == c.row.at && p.src.GenerationID > c.row.src.GenerationID) {
+			latest[k] = &cand{row: p}
+		}
+	}
+	if len(latest) == 0 {
+		return nil, fault.New(fault.NotFound, "no extracted profile for %s in the published corpus", input).
 			With("missing_entity", "profile").
 			Fix("Import a profile (`flameox import FILE`) or capture one (`flameox capture run gotest|perf|py-spy …`), then retry.")
 	}
-	rank := func(src Source) int {
-		r := 0
-		if src.Kind != "sample_profile" {
-			r += 2
+	found := make([]*cand, 0, len(latest))
+	for _, c := range latest {
+		if c.row.src.Kind != "sample_profile" {
+			c.rank += 2
 		}
-		if roles[src.RunID+src.ArtifactID] != "primary" {
-			r++
+		if c.row.role != "primary" {
+			c.rank++
 		}
-		return r
+		found = append(found, c)
 	}
-	sort.SliceStable(found, func(i, j int) bool { return rank(found[i]) < rank(found[j]) })
-	var lim []string
+	sort.Slice(found, func(i, j int) bool {
+		a, b := found[i], found[j]
+		if a.rank != b.rank {
+			return a.rank < b.rank
+		}
+		if a.row.at != b.row.at {
+			return a.row.at > b.row.at
+		}
+		if a.row.src.RunID != b.row.src.RunID {
+			return a.row.src.RunID < b.row.src.RunID
+		}
+		return a.row.src.ArtifactID < b.row.src.ArtifactID
+	})
+	sc := &scope{src: &found[0].row.src, types: []SampleType{}, threads: []string{}}
 	if runID != "" && len(found) > 1 {
 		others := []string{}
 		for _, f := range found[1:] {
-			others = append(others, f.ArtifactID+" ("+f.DisplayName+")")
+			others = append(others, f.row.src.ArtifactID+" ("+f.row.src.DisplayName+")")
 		}
-		lim = append(lim, "The run has several profiles; this analysis reads "+found[0].DisplayName+". Pass an artifact id for another: "+strings.Join(others, ", "))
+		sc.lim = append(sc.lim, "The run has several profiles; this analysis reads "+sc.src.DisplayName+". Pass an artifact id for another: "+strings.Join(others, ", "))
 	}
-	return &found[0], lim, nil
+	// The chosen generation's rows: sample types under the filters, and
+	// every thread label.
+	byType := map[string]*SampleType{}
+	threads := map[string]bool{}
+	for _, p := range rows {
+		if p.src.RunID != sc.src.RunID || p.src.ArtifactID != sc.src.ArtifactID || p.src.GenerationID != sc.src.GenerationID {
+			continue
+		}
+		if p.name == "profile.total" && p.thread != "" {
+			threads[p.thread] = true
+		}
+		if (thread != "" && p.thread != thread) || (process != "" && p.process != process) {
+			continue
+		}
+		st := byType[p.subject]
+		if st == nil {
+			st = &SampleType{Type: p.subject}
+			byType[p.subject] = st
+		}
+		if p.name == "profile.total" {
+			if st.Unit == "" {
+				st.Unit = p.unit
+			}
+			st.Total += p.value
+		} else {
+			st.Samples += p.value
+		}
+		st.Default = st.Default || p.isDefault
+	}
+	for _, st := range byType {
+		sc.types = append(sc.types, *st)
+	}
+	sort.Slice(sc.types, func(i, j int) bool { return sc.types[i].Type < sc.types[j].Type })
+	for t := range threads {
+		sc.threads = append(sc.threads, t)
+	}
+	sort.Strings(sc.threads)
+	if len(sc.threads) > 100 {
+		sc.threads = sc.threads[:100]
+	}
+	return sc, nil
 }
 
+// pick chooses the requested sample type, or pprof's default.
 // SampleType is one metric of a profile.
 type SampleType struct {
 	Type    string `json:"type"`
@@ -126,35 +216,6 @@ type SampleType struct {
 	Default bool   `json:"default"`
 }
 
-var qTotals = catalog.Query{Name: "analysis.totals", Version: "1", SQL: `
-SELECT subject, any_value(unit) FILTER (WHERE name = 'profile.total'),
-       coalesce(sum(value_int) FILTER (WHERE name = 'profile.total'), 0),
-       coalesce(sum(value_int) FILTER (WHERE name = 'profile.samples'), 0),
-       bool_or(coalesce(dimensions['default'], '') = 'true')
-FROM measurements
-WHERE run_id = $1 AND artifact_id = $2 AND evidence_generation_id = $3 AND scope = 'profile'
-  AND ($4 = '' OR coalesce(dimensions['thread'], '') = $4) AND ($5 = '' OR coalesce(dimensions['process'], '') = $5)
-GROUP BY subject ORDER BY subject`}
-
-// sampleTypes lists a profile's metrics with totals (under the filters).
-func sampleTypes(ctx context.Context, s *query.Session, src *Source, thread, process string) ([]SampleType, error) {
-	out := []SampleType{}
-	err := s.R.Scan(ctx, qTotals, []any{src.RunID, src.ArtifactID, src.GenerationID, thread, process}, func(rows *sql.Rows) error {
-		for rows.Next() {
-			var st SampleType
-			var unit sql.NullString
-			if err := rows.Scan(&st.Type, &unit, &st.Total, &st.Samples, &st.Default); err != nil {
-				return err
-			}
-			st.Unit = unit.String
-			out = append(out, st)
-		}
-		return nil
-	})
-	return out, err
-}
-
-// pick chooses the requested sample type, or pprof's default.
 func pick(types []SampleType, want string) (SampleType, error) {
 	names := []string{}
 	for _, t := range types {

@@ -117,14 +117,12 @@ func startDrill(ctx context.Context, ws *workspace.Workspace, req StacksRequest,
 	}
 	d := &drill{s: s, limit: limit}
 	fail := func(err error) (*drill, error) { s.Close(); return nil, err }
-	if d.src, d.lim, err = resolve(ctx, s, req.Input); err != nil {
-		return fail(err)
-	}
-	types, err := sampleTypes(ctx, s, d.src, req.Thread, req.Process)
+	sc, err := resolve(ctx, s, req.Input, req.Thread, req.Process)
 	if err != nil {
 		return fail(err)
 	}
-	if d.st, err = pick(types, req.SampleType); err != nil {
+	d.src, d.lim = sc.src, sc.lim
+	if d.st, err = pick(sc.types, req.SampleType); err != nil {
 		return fail(err)
 	}
 	d.params = Parameters{SampleType: d.st.Type, Thread: req.Thread, Process: req.Process, Limit: limit}
