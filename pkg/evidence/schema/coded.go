@@ -57,22 +57,33 @@ func (c *coded) same(dict []string, konst, list bool) bool {
 		(len(dict) == 0 || unsafe.SliceData(c.dict) == unsafe.SliceData(dict) || (konst && c.dict[0] == dict[0]))
 }
 
-var dictOfStrings = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+var (
+	dictOfStrings  = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	constOfStrings = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}
+)
 
 // array builds the column's values for n rows: a dictionary array holding
 // only the entries these rows use (a row group's dictionary page then stays
 // as small as its rows allow), or a list of one.
 func (c *coded) array(n int) (arrow.Array, error) {
 	mem := memory.DefaultAllocator
-	var idx []int32
-	var nulls int
 	if c.konst {
-		idx = make([]int32, n) // all zero
-	} else {
-		idx, nulls = c.idx, c.nulls
-		if c.list {
-			nulls = 0 // list entries are never null; rows may be
-		}
+		// One-byte indices, all zero: the writer's statistics hash every
+		// index, and bytes hash faster than 32-bit integers.
+		db := array.NewStringBuilder(mem)
+		defer db.Release()
+		db.Append(c.dict[0])
+		dict := db.NewArray()
+		defer dict.Release()
+		data := array.NewData(arrow.PrimitiveTypes.Int8, n, []*memory.Buffer{nil, memory.NewBufferBytes(make([]byte, n))}, nil, 0, 0)
+		defer data.Release()
+		indices := array.MakeFromData(data)
+		defer indices.Release()
+		return array.NewDictionaryArray(constOfStrings, indices, dict), nil
+	}
+	idx, nulls := c.idx, c.nulls
+	if c.list {
+		nulls = 0 // list entries are never null; rows may be
 	}
 	used := make([]int32, len(c.dict))
 	for i := range used {
