@@ -85,20 +85,25 @@ type Parameters struct {
 const frameFilter = `run_id = $1 AND artifact_id = $2 AND evidence_generation_id = $3 AND metric = $4
   AND ($5 = '' OR coalesce(thread, '') = $5) AND ($6 = '' OR coalesce(process, '') = $6)`
 
-var (
-	qHotspots = catalog.Query{Name: "analysis.hotspots", Version: "1", SQL: `
+// qHotspots ranks a profile's frames. The frames table holds each frame
+// id once per artifact and generation (the extractor writes it so), so
+// frames join without de-duplication; the count and symbolized total come
+// from the joined rows, materialized once, rather than from window
+// functions (a quarter of the query's time on a 23,038-frame profile).
+var qHotspots = catalog.Query{Name: "analysis.hotspots", Version: "2", SQL: `
 WITH m AS (
   SELECT frame_id, sum(self_value) AS self, sum(inclusive_value) AS incl FROM frame_measurements
   WHERE ` + frameFilter + ` GROUP BY frame_id HAVING sum(self_value) <> 0 OR sum(inclusive_value) <> 0),
-f AS (SELECT frame_id, any_value(function) AS function, any_value(file) AS file, any_value(start_line) AS start_line,
-             any_value(module) AS module, any_value(symbolization) AS symbolization
-      FROM frames WHERE artifact_id = $2 AND evidence_generation_id = $3 GROUP BY frame_id)
-SELECT m.frame_id, coalesce(f.function, ''), coalesce(f.file, ''), coalesce(f.start_line, 0), coalesce(f.module, ''),
-       coalesce(f.symbolization, 'none') = 'none', m.self, m.incl, count(*) OVER (), sum(CASE WHEN coalesce(f.symbolization, 'none') = 'none' THEN 0 ELSE abs(m.self) END) OVER ()
-FROM m LEFT JOIN f USING (frame_id)
-ORDER BY abs(m.self) DESC, f.function ASC, abs(m.incl) DESC, f.module ASC
+j AS MATERIALIZED (
+  SELECT m.frame_id, f.function, f.file, f.start_line, f.module, coalesce(f.symbolization, 'none') = 'none' AS unsym, m.self, m.incl
+  FROM m LEFT JOIN (SELECT frame_id, function, file, start_line, module, symbolization FROM frames
+                    WHERE artifact_id = $2 AND evidence_generation_id = $3) f USING (frame_id)),
+t AS (SELECT count(*) AS n, coalesce(sum(CASE WHEN unsym THEN 0 ELSE abs(self) END), 0) AS s FROM j)
+SELECT j.frame_id, coalesce(j.function, ''), coalesce(j.file, ''), coalesce(j.start_line, 0), coalesce(j.module, ''),
+       j.unsym, j.self, j.incl, t.n, t.s
+FROM j, t
+ORDER BY abs(j.self) DESC, j.function ASC, abs(j.incl) DESC, j.module ASC
 LIMIT $7 OFFSET $8`}
-)
 
 // Hotspots returns the top frames of a published profile.
 func Hotspots(ctx context.Context, ws *workspace.Workspace, req HotspotsRequest) (*HotspotsResult, error) {

@@ -70,10 +70,18 @@ func (x *extraction) frames(sink adapter.Sink, ids []string, res *adapter.Extrac
 	line, col, start := w.Int32Col("line"), w.Int32Col("column"), w.Int32Col("start_line")
 	addr, rel := w.Uint64Col("address"), w.Uint64Col("module_relative_address")
 	inl, chain := w.BoolCol("inlined"), w.StringListCol("inline_chain")
+	// One row per frame id: nodes that pprof keeps apart but that share
+	// an id (same language and name) are one frame here, and the analyses
+	// rely on frames holding each id once per artifact and generation.
+	written := make(map[string]struct{}, len(x.g.Nodes))
 	for i, n := range x.g.Nodes {
 		if !used[i] {
 			continue
 		}
+		if _, dup := written[ids[i]]; dup {
+			continue
+		}
+		written[ids[i]] = struct{}{}
 		c.id.Append(ids[i])
 		c.lang.AppendOrNull(language(n))
 		if n.Unsymbolized {

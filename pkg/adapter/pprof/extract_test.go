@@ -1,0 +1,106 @@
+package pprof
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/flameox/flameox/pkg/adapter"
+	"github.com/flameox/flameox/pkg/evidence/schema"
+	"github.com/flameox/flameox/pkg/evidence/schema/schematest"
+	gprof "github.com/google/pprof/profile"
+)
+
+// fileSink writes each table to a Parquet file in a directory.
+type fileSink struct {
+	dir   string
+	ws    map[string]*schema.Writer
+	files map[string]*os.File
+}
+
+func (s *fileSink) Table(t *schema.Table) (*schema.Writer, error) {
+	if w := s.ws[t.Name]; w != nil {
+		return w, nil
+	}
+	f, err := os.Create(filepath.Join(s.dir, t.Name+".parquet"))
+	if err != nil {
+		return nil, err
+	}
+	w, err := schema.NewWriter(t, f, schema.Options{Common: schema.Common{GenerationID: "g", PublishedAt: time.Unix(1, 0),
+		ExtractorName: ExtractorName, ExtractorVersion: ExtractorVersion}})
+	s.ws[t.Name], s.files[t.Name] = w, f
+	return w, err
+}
+
+func (s *fileSink) rows(t *testing.T, table string) []map[string]any {
+	t.Helper()
+	if _, err := s.ws[table].Close(); err != nil {
+		t.Fatal(err)
+	}
+	s.files[table].Close()
+	return schematest.Read(t, filepath.Join(s.dir, table+".parquet")).Maps()
+}
+
+// Two unsymbolized nodes pprof keeps apart (two mappings of libdup.so in
+// different directories) share a frame id; the frames table still holds
+// that id once, which the hotspots query relies on, and its measurements
+// add up under the one id.
+func TestFrameIDsUnique(t *testing.T) {
+	fm := &gprof.Function{ID: 3, Name: "main.main", Filename: "main.go"}
+	ma := &gprof.Mapping{ID: 1, Start: 0x1000, Limit: 0x2000, File: "/a/libdup.so"}
+	mb := &gprof.Mapping{ID: 2, Start: 0x3000, Limit: 0x4000, File: "/b/libdup.so"}
+	mm := &gprof.Mapping{ID: 3, Start: 0x5000, Limit: 0x6000, File: "/bin/main", HasFunctions: true}
+	la := &gprof.Location{ID: 1, Mapping: ma, Address: 0x1100}
+	lb := &gprof.Location{ID: 2, Mapping: mb, Address: 0x3100}
+	lm := &gprof.Location{ID: 3, Mapping: mm, Address: 0x5100, Line: []gprof.Line{{Function: fm, Line: 1}}}
+	p := &gprof.Profile{
+		Mapping: []*gprof.Mapping{ma, mb, mm},
+		SampleType: []*gprof.ValueType{{Type: "samples", Unit: "count"}},
+		Sample: []*gprof.Sample{
+			{Location: []*gprof.Location{la, lm}, Value: []int64{3}},
+			{Location: []*gprof.Location{lb, lm}, Value: []int64{4}},
+		},
+		Location: []*gprof.Location{la, lb, lm}, Function: []*gprof.Function{fm},
+		Period: 1, PeriodType: &gprof.ValueType{Type: "samples", Unit: "count"},
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "dup.pb.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	s := &fileSink{dir: dir, ws: map[string]*schema.Writer{}, files: map[string]*os.File{}}
+	if _, err := (&Extractor{}).Extract(context.Background(), adapter.ExtractInput{RunID: "r", ArtifactID: "sha256:00", Path: path}, s); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[any]bool{}
+	frames := s.rows(t, "frames")
+	for _, r := range frames {
+		if seen[r["frame_id"]] {
+			t.Errorf("frame %v (%v) written twice", r["frame_id"], r["function"])
+		}
+		seen[r["frame_id"]] = true
+	}
+	if len(frames) != 2 {
+		t.Errorf("%d frames, want 2 (libdup.so once, main.main)", len(frames))
+	}
+	self := map[any]int64{}
+	for _, r := range s.rows(t, "frame_measurements") {
+		self[r["frame_id"]] += r["self_value"].(int64)
+	}
+	var dup int64
+	for _, r := range frames {
+		if r["function"] != "main.main" {
+			dup = self[r["frame_id"]]
+		}
+	}
+	if dup != 7 {
+		t.Errorf("libdup.so self = %d, want 7 (3 + 4 under one id)", dup)
+	}
+}
