@@ -56,7 +56,7 @@ func TestFrameIDsUnique(t *testing.T) {
 	lb := &gprof.Location{ID: 2, Mapping: mb, Address: 0x3100}
 	lm := &gprof.Location{ID: 3, Mapping: mm, Address: 0x5100, Line: []gprof.Line{{Function: fm, Line: 1}}}
 	p := &gprof.Profile{
-		Mapping: []*gprof.Mapping{ma, mb, mm},
+		Mapping:    []*gprof.Mapping{ma, mb, mm},
 		SampleType: []*gprof.ValueType{{Type: "samples", Unit: "count"}},
 		Sample: []*gprof.Sample{
 			{Location: []*gprof.Location{la, lm}, Value: []int64{3}},
