@@ -35,7 +35,16 @@ func NewGraph(p *profile.Profile) (*Graph, *profile.Profile) {
 		p = p.Copy()
 		p.RemoveUninteresting()
 	}
-	g := &Graph{loc: make(map[*profile.Location][]int, len(p.Location))}
+	// Sized up front: a profile has tens of thousands of functions, and
+	// growing the node table by append's 1.25x steps allocated five times
+	// its final size.
+	g := &Graph{loc: make(map[*profile.Location][]int, len(p.Location)),
+		Nodes: make([]Node, 0, len(p.Function)+len(p.Mapping)+1)}
+	lines := 0
+	for _, l := range p.Location {
+		lines += max(len(l.Line), 1)
+	}
+	slab := make([]int, lines) // every location's nodes, sliced from one allocation
 	index := map[nodeKey]int{}
 	node := func(k nodeKey, fn *profile.Function, m *profile.Mapping) int {
 		if i, ok := index[k]; ok {
@@ -58,10 +67,14 @@ func NewGraph(p *profile.Profile) (*Graph, *profile.Profile) {
 			obj = l.Mapping.File
 		}
 		if len(l.Line) == 0 {
-			g.loc[l] = []int{node(nodeKey{objfile: obj}, nil, l.Mapping)}
+			ns := slab[:1:1]
+			slab = slab[1:]
+			ns[0] = node(nodeKey{objfile: obj}, nil, l.Mapping)
+			g.loc[l] = ns
 			continue
 		}
-		ns := make([]int, len(l.Line))
+		ns := slab[:len(l.Line):len(l.Line)]
+		slab = slab[len(l.Line):]
 		for i, ln := range l.Line {
 			switch fn := ln.Function; {
 			case fn == nil:

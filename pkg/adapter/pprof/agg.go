@@ -37,9 +37,21 @@ func newAggTable(nt int) aggTable { return aggTable{nt: nt, zeros: make([]int64,
 
 // add appends an entry for k with zero values.
 func (s *aggTable) add(k key) int32 {
+	s.keys = grow(s.keys, 1)
 	s.keys = append(s.keys, k)
+	s.vals = grow(s.vals, len(s.zeros))
 	s.vals = append(s.vals, s.zeros...)
 	return int32(len(s.keys) - 1)
+}
+
+// grow makes room for n more elements, doubling the capacity when it must
+// grow: append grows large slices by 1.25x, which for these tables
+// allocated five times their final size.
+func grow[T any](s []T, n int) []T {
+	if len(s)+n <= cap(s) {
+		return s
+	}
+	return slices.Grow(s, max(n, cap(s)))
 }
 
 func (s *aggTable) len() int { return len(s.keys) }
@@ -132,17 +144,18 @@ func (s *stackTable) find(h uint64, tp int32, leafFirst []int) int32 {
 // add appends the stack leafFirst reversed, with zero values.
 func (s *stackTable) add(h uint64, tp int32, leafFirst []int) int32 {
 	i := int32(len(s.tp))
-	s.tp = append(s.tp, tp)
+	s.tp = append(grow(s.tp, 1), tp)
+	s.nodes = grow(s.nodes, len(leafFirst))
 	for j := len(leafFirst) - 1; j >= 0; j-- {
 		s.nodes = append(s.nodes, int32(leafFirst[j]))
 	}
-	s.start = append(s.start, int32(len(s.nodes)))
-	s.vals = append(s.vals, s.zeros...)
+	s.start = append(grow(s.start, 1), int32(len(s.nodes)))
+	s.vals = append(grow(s.vals, len(s.zeros)), s.zeros...)
 	next, ok := s.head[h]
 	if !ok {
 		next = -1
 	}
-	s.next = append(s.next, next)
+	s.next = append(grow(s.next, 1), next)
 	s.head[h] = i
 	return i
 }

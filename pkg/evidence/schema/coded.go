@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -89,7 +90,8 @@ func (c *coded) array(n int) (arrow.Array, error) {
 	for i := range used {
 		used[i] = -1
 	}
-	out := make([]int32, len(idx))
+	out := idx // remapped in place: the column is reset after this
+
 	var valid []byte
 	if nulls > 0 {
 		valid = make([]byte, bitutil.BytesForBits(int64(len(idx))))
@@ -97,7 +99,8 @@ func (c *coded) array(n int) (arrow.Array, error) {
 	var sub []string
 	for i, v := range idx {
 		if v < 0 && !c.list {
-			continue // null
+			out[i] = 0 // null: the value is ignored
+			continue
 		}
 		if v < 0 || int(v) >= len(c.dict) {
 			return nil, fmt.Errorf("dictionary index %d out of range (dictionary of %d)", v, len(c.dict))
@@ -161,12 +164,22 @@ func (c *coded) array(n int) (arrow.Array, error) {
 type DictStringCol struct{ c *coded }
 
 // Append appends dict[i].
-func (c DictStringCol) Append(i int) { c.c.idx = append(c.c.idx, int32(i)) }
+func (c DictStringCol) Append(i int) { c.c.idx = append(grow(c.c.idx, 1), int32(i)) }
 
 // AppendNull appends a null.
 func (c DictStringCol) AppendNull() {
-	c.c.idx = append(c.c.idx, -1)
+	c.c.idx = append(grow(c.c.idx, 1), -1)
 	c.c.nulls++
+}
+
+// grow makes room for n more elements, doubling the capacity when it must
+// grow (append's 1.25x steps for large slices allocate five times the
+// final size of a column of a hundred thousand rows).
+func grow[T any](s []T, n int) []T {
+	if len(s)+n <= cap(s) {
+		return s
+	}
+	return slices.Grow(s, max(n, cap(s)))
 }
 
 // DictStringListCol appends to a list<string> column by indices into a
@@ -176,8 +189,8 @@ type DictStringListCol struct{ c *coded }
 // Append appends the list dict[is[0]], dict[is[1]], ...; empty is an empty
 // list, not null.
 func (c DictStringListCol) Append(is []int32) {
-	c.c.idx = append(c.c.idx, is...)
-	c.c.offs = append(c.c.offs, int32(len(c.c.idx)))
+	c.c.idx = append(grow(c.c.idx, len(is)), is...)
+	c.c.offs = append(grow(c.c.offs, 1), int32(len(c.c.idx)))
 }
 
 // AppendNull appends a null list.
