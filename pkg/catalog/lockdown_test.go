@@ -74,14 +74,24 @@ func TestLockdown(t *testing.T) {
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("COPY wrote %s", out)
 	}
-	var ext, threads, tz string
-	q := Query{Name: "test.settings", Version: "1", SQL: "SELECT current_setting('enable_external_access')::VARCHAR, current_setting('threads')::VARCHAR, current_setting('TimeZone')"}
-	must(t, r.Scan(context.Background(), q, nil, func(rows *sql.Rows) error {
-		rows.Next()
-		return rows.Scan(&ext, &threads, &tz)
-	}))
-	if ext != "false" || threads != "2" || tz != "UTC" {
-		t.Fatalf("settings: external=%s threads=%s tz=%s", ext, threads, tz)
+	// Settings given when the instance is created (the DSN) and those
+	// set by statement are all in force.
+	want := map[string]string{
+		"enable_external_access": "false", "lock_configuration": "true", "threads": "2", "TimeZone": "UTC",
+		"autoinstall_known_extensions": "false", "autoload_known_extensions": "false",
+		"allow_community_extensions": "false", "allow_persistent_secrets": "false",
+		"memory_limit": "512.0 MiB", "max_temp_directory_size": "4.0 GiB",
+	}
+	for name, v := range want {
+		var got string
+		q := Query{Name: "test.settings", Version: "1", SQL: "SELECT current_setting('" + name + "')::VARCHAR"}
+		must(t, r.Scan(context.Background(), q, nil, func(rows *sql.Rows) error {
+			rows.Next()
+			return rows.Scan(&got)
+		}))
+		if got != v {
+			t.Errorf("%s = %q, want %q", name, got, v)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,7 +140,7 @@ func Open(ctx context.Context, snap *corpus.Snapshot, opts Options) (*Reader, er
 			return nil, fault.Wrap(fault.WorkspaceInvalid, err, "resolve temp directory")
 		}
 	}
-	conn, err := duckdb.NewConnector("", nil)
+	conn, err := duckdb.NewConnector(r.config(), nil)
 	if err != nil {
 		return nil, fault.Wrap(fault.InternalError, err, "start DuckDB")
 	}
@@ -159,19 +160,28 @@ func Open(ctx context.Context, snap *corpus.Snapshot, opts Options) (*Reader, er
 // would fail on the locked configuration.
 func (r *Reader) lockdown(allowed []string) []string {
 	return []string{
-		"SET autoinstall_known_extensions = false",
-		"SET autoload_known_extensions = false",
-		"SET allow_community_extensions = false",
-		"SET allow_persistent_secrets = false",
 		"SET allowed_paths = " + sqlList(allowed),
-		"SET temp_directory = " + sqlString(r.tempDir),
 		"SET TimeZone = 'UTC'",
-		fmt.Sprintf("SET memory_limit = '%dB'", r.opts.MemoryLimitBytes),
-		fmt.Sprintf("SET max_temp_directory_size = '%dB'", r.opts.MaxSpillBytes),
-		fmt.Sprintf("SET threads = %d", r.opts.Threads),
 		"SET enable_external_access = false", // after the allow-list
 		"SET lock_configuration = true",      // last
 	}
+}
+
+// config is the DSN of the instance: the settings that take a plain
+// value are given when DuckDB creates it (each SET is a statement with
+// its own transaction, ~0.2 ms apiece on a fresh instance); the
+// allow-list, the time zone and the locks follow as statements.
+func (r *Reader) config() string {
+	v := url.Values{}
+	v.Set("autoinstall_known_extensions", "false")
+	v.Set("autoload_known_extensions", "false")
+	v.Set("allow_community_extensions", "false")
+	v.Set("allow_persistent_secrets", "false")
+	v.Set("temp_directory", r.tempDir)
+	v.Set("memory_limit", fmt.Sprintf("%dB", r.opts.MemoryLimitBytes))
+	v.Set("max_temp_directory_size", fmt.Sprintf("%dB", r.opts.MaxSpillBytes))
+	v.Set("threads", fmt.Sprint(r.opts.Threads))
+	return "?" + v.Encode()
 }
 
 func (r *Reader) setup(ctx context.Context, allowed []string, live map[string]*tableFiles, views map[string]bool) error {
