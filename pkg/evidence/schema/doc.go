@@ -27,12 +27,16 @@
 //   - rows are never edited: re-extraction publishes a new generation whose
 //     manifest supersedes the old one, so no column records "superseded".
 //
-// Writer files use zstd at its fastest level, dictionary encoding only on the string columns
-// declared low-cardinality (Column.Dict), and row groups of RowGroupRows rows.
+// Writer files use zstd at its fastest level (see zstdCodec), dictionary
+// encoding on the string columns declared low-cardinality (Column.Dict) and
+// on coded columns (Writer.DictStringCol, Writer.SetString: values a
+// producer holds once and refers to by index), no min/max statistics on
+// digest columns (Column.Digest), and row groups of RowGroupRows rows.
 // Rows are appended through typed column handles obtained once per file
 // (Writer.StringCol, Writer.Int64Col, ...), so the hot path does no
 // reflection, no map lookups and no boxing; Writer.AppendRow is the slower
 // convenience for small tables.
 //
-// This package imports arrow-go only; it never opens DuckDB.
+// This package imports arrow-go (and the zstd encoder arrow-go uses) only;
+// it never opens DuckDB.
 package schema
