@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -270,7 +272,10 @@ func sameDir(top, root string) bool {
 // are used only once the top level is known to be the project root, the
 // diff only when HEAD exists, and untracked files are hashed only then.
 // (`git submodule status` is a shell script that costs ~20 ms; the
-// gitlinks in the index say the same, natively.)
+// gitlinks in the index say the same, natively.) A project without a
+// .gitmodules file declares no submodules, and its index is not listed:
+// a gitlink without one is pinned by HEAD's tree and the diff anyway, and
+// one git process fewer on two cores was 3 ms of a capture.
 func collectGit(g git, o Options, root string, excludes []string, s *SourceState, miss missing) int {
 	diffArgs := append([]string{"-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false", "-c", "diff.relative=false",
 		"diff", "--binary", "--no-ext-diff", "--no-textconv", "--no-color", "--no-renames",
@@ -292,6 +297,9 @@ func collectGit(g git, o Options, root string, excludes []string, s *SourceState
 		top, head, inRepo = gitHead(g)
 	})
 	wg.Go(func() {
+		if _, err := os.Lstat(filepath.Join(root, ".gitmodules")); errors.Is(err, fs.ErrNotExist) {
+			return // no submodules declared: the gitlinks are HEAD's, which HEAD and the diff pin
+		}
 		var staged []byte
 		staged, subErr = g.run(64<<20, "ls-files", "--stage", "-z")
 		for entry := range bytes.SplitSeq(staged, []byte{0}) {
