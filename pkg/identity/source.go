@@ -294,6 +294,10 @@ func collectGit(g git, o Options, root string, excludes []string, s *SourceState
 	ours := func() bool { <-known; return inRepo && sameDir(top, root) }
 	wg.Go(func() {
 		defer close(known)
+		if h, ok := readHead(root); ok {
+			top, head, inRepo = root, h, true
+			return
+		}
 		top, head, inRepo = gitHead(g)
 	})
 	wg.Go(func() {
