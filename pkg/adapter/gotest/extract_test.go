@@ -59,7 +59,7 @@ func TestFixtures(t *testing.T) {
 			if tl.results != wantRes || tl.values != wantVals || tl.syntax != wantSyntax || n != int64(wantVals) {
 				t.Fatalf("results %d values %d syntax %d rows %d; independent count: %d %d %d", tl.results, tl.values, tl.syntax, n, wantRes, wantVals, wantSyntax)
 			}
-			rows := sink.rows(t)
+			rows := sink.Rows(t, "measurements")
 			if len(rows) != wantVals {
 				t.Fatalf("%d rows read back, want %d", len(rows), wantVals)
 			}
@@ -121,7 +121,7 @@ func TestCRCDetails(t *testing.T) {
 	if _, _, err := extract(context.Background(), input(t, "testdata/golang-perf__crc-old.txt"), sink); err != nil {
 		t.Fatal(err)
 	}
-	rows := sink.rows(t)
+	rows := sink.Rows(t, "measurements")
 	r := rows[0]
 	d := r["dimensions"].(map[string]string)
 	if r["subject"] != "CRC32/poly=IEEE/size=15/align=0" || r["unit"] != "sec/op" || r["value_float"].(float64) != 44.6e-9 ||
@@ -168,7 +168,7 @@ func TestTest2JSON(t *testing.T) {
 		if tl.results != wantRes || n != int64(wantVals)+3 || len(tl.suites) != 1 || tl.notEvents != 0 {
 			t.Fatalf("%s: %d results, %d rows; want %d results, %d+3 rows", path, tl.results, n, wantRes, wantVals)
 		}
-		rows := sink.rows(t)
+		rows := sink.Rows(t, "measurements")
 		last := rows[len(rows)-1]
 		if last["name"] != "gotest.tests.skipped" || last["scope"] != "test_suite" || last["value_int"] != int64(0) || last["unit"] != "count" {
 			t.Fatalf("test count row: %v", last)
@@ -197,7 +197,7 @@ func TestRefusesGarbage(t *testing.T) {
 		if !fault.Is(err, fault.ArtifactParseFailed) {
 			t.Errorf("%s: Extract = %v, want ARTIFACT_PARSE_FAILED", name, err)
 		}
-		if len(sink.ws) != 0 {
+		if sink.Opened() != 0 {
 			t.Errorf("%s: a table was opened for a refused input", name)
 		}
 	}
@@ -226,7 +226,7 @@ func checkExtract(t *testing.T, data []byte) {
 		}
 		return
 	}
-	if want := int64(tl.values + 3*len(tl.suites)); n != want || int64(len(sink.rows(t))) != n {
+	if want := int64(tl.values + 3*len(tl.suites)); n != want || int64(len(sink.Rows(t, "measurements"))) != n {
 		t.Fatalf("%d rows reported, %d parsed", n, want)
 	}
 	if !isStream(data) {

@@ -2,60 +2,17 @@ package gotest
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 	"unicode"
 
-	"github.com/flameox/flameox/pkg/evidence/schema"
-	"github.com/flameox/flameox/pkg/evidence/schema/schematest"
+	"github.com/flameox/flameox/pkg/adapter/adaptertest"
 	"golang.org/x/perf/benchunit"
 )
 
-// fileSink writes each table through the real schema writer to a Parquet
-// file, so tests check what a publication would contain.
-type fileSink struct {
-	dir   string
-	files map[string]*os.File
-	ws    map[string]*schema.Writer
-}
-
-func newSink(t testing.TB) *fileSink {
-	return &fileSink{dir: t.TempDir(), files: map[string]*os.File{}, ws: map[string]*schema.Writer{}}
-}
-
-func (s *fileSink) Table(t *schema.Table) (*schema.Writer, error) {
-	if w, ok := s.ws[t.Name]; ok {
-		return w, nil
-	}
-	f, err := os.Create(filepath.Join(s.dir, t.Name+".parquet"))
-	if err != nil {
-		return nil, err
-	}
-	w, err := schema.NewWriter(t, f, schema.Options{Common: schema.Common{GenerationID: "g", PublishedAt: time.Unix(1, 0),
-		ExtractorName: ExtractorName, ExtractorVersion: ExtractorVersion}})
-	if err != nil {
-		return nil, err
-	}
-	s.files[t.Name], s.ws[t.Name] = f, w
-	return w, nil
-}
-
-// rows closes the measurements file and reads it back, one map per row.
-func (s *fileSink) rows(t testing.TB) []map[string]any {
-	t.Helper()
-	w, ok := s.ws["measurements"]
-	if !ok {
-		return nil
-	}
-	if _, err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s.files["measurements"].Close()
-	return schematest.Read(t, s.files["measurements"].Name()).Maps()
+func newSink(t testing.TB) *adaptertest.Sink {
+	return adaptertest.NewSink(t, ExtractorName, ExtractorVersion)
 }
 
 // independent counts benchmark results the way the benchmark format

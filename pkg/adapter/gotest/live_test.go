@@ -74,7 +74,7 @@ func TestLiveCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("run limitations: %q\nextraction limitations: %q", m.Limitations, x.Limitations)
-	rows := sink.rows(t)
+	rows := sink.Rows(t, "measurements")
 	// 2 benchmarks x 3 sizes x 3 counts = 18 results, 3 units each, plus
 	// the 3 test counts of the package.
 	if x.Rows["measurements"] != 18*3+3 || len(rows) != 18*3+3 {

@@ -5,43 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/flameox/flameox/pkg/adapter"
-	"github.com/flameox/flameox/pkg/evidence/schema"
-	"github.com/flameox/flameox/pkg/evidence/schema/schematest"
+	"github.com/flameox/flameox/pkg/adapter/adaptertest"
 	gprof "github.com/google/pprof/profile"
 )
-
-// fileSink writes each table to a Parquet file in a directory.
-type fileSink struct {
-	dir   string
-	ws    map[string]*schema.Writer
-	files map[string]*os.File
-}
-
-func (s *fileSink) Table(t *schema.Table) (*schema.Writer, error) {
-	if w := s.ws[t.Name]; w != nil {
-		return w, nil
-	}
-	f, err := os.Create(filepath.Join(s.dir, t.Name+".parquet"))
-	if err != nil {
-		return nil, err
-	}
-	w, err := schema.NewWriter(t, f, schema.Options{Common: schema.Common{GenerationID: "g", PublishedAt: time.Unix(1, 0),
-		ExtractorName: ExtractorName, ExtractorVersion: ExtractorVersion}})
-	s.ws[t.Name], s.files[t.Name] = w, f
-	return w, err
-}
-
-func (s *fileSink) rows(t *testing.T, table string) []map[string]any {
-	t.Helper()
-	if _, err := s.ws[table].Close(); err != nil {
-		t.Fatal(err)
-	}
-	s.files[table].Close()
-	return schematest.Read(t, filepath.Join(s.dir, table+".parquet")).Maps()
-}
 
 // Two unsymbolized nodes pprof keeps apart (two mappings of libdup.so in
 // different directories) share a frame id; the frames table still holds
@@ -75,12 +43,12 @@ func TestFrameIDsUnique(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	s := &fileSink{dir: dir, ws: map[string]*schema.Writer{}, files: map[string]*os.File{}}
+	s := adaptertest.NewSink(t, ExtractorName, ExtractorVersion)
 	if _, err := (&Extractor{}).Extract(context.Background(), adapter.ExtractInput{RunID: "r", ArtifactID: "sha256:00", Path: path}, s); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[any]bool{}
-	frames := s.rows(t, "frames")
+	frames := s.Rows(t, "frames")
 	for _, r := range frames {
 		if seen[r["frame_id"]] {
 			t.Errorf("frame %v (%v) written twice", r["frame_id"], r["function"])
@@ -91,7 +59,7 @@ func TestFrameIDsUnique(t *testing.T) {
 		t.Errorf("%d frames, want 2 (libdup.so once, main.main)", len(frames))
 	}
 	self := map[any]int64{}
-	for _, r := range s.rows(t, "frame_measurements") {
+	for _, r := range s.Rows(t, "frame_measurements") {
 		self[r["frame_id"]] += r["self_value"].(int64)
 	}
 	var dup int64
