@@ -19,7 +19,8 @@ import (
 // same few identifiers (run, artifact, generation, and frame ids of 71
 // bytes) on every row. Appended as strings, a large profile pushed ~60 MB
 // of identical bytes through the builders, the plain encoder and zstd —
-// half of its import (docs/performance.md). The extractor already holds
+// most of the Parquet writing that was a third of its import's CPU
+// (docs/performance.md). The extractor already holds
 // each frame id once and refers to frames by index, so it hands the writer
 // that index; a value constant over the rows (SetString) costs nothing per
 // row. The file is an ordinary Parquet string column either way (the
@@ -69,8 +70,8 @@ var (
 func (c *coded) array(n int) (arrow.Array, error) {
 	mem := memory.DefaultAllocator
 	if c.konst {
-		// One-byte indices, all zero: the writer's statistics hash every
-		// index, and bytes hash faster than 32-bit integers.
+		// One-byte indices, all zero (a quarter of the memory of 32-bit
+		// ones for a column that says the same thing on every row).
 		db := array.NewStringBuilder(mem)
 		defer db.Release()
 		db.Append(c.dict[0])
@@ -91,7 +92,6 @@ func (c *coded) array(n int) (arrow.Array, error) {
 		used[i] = -1
 	}
 	out := idx // remapped in place: the column is reset after this
-
 	var valid []byte
 	if nulls > 0 {
 		valid = make([]byte, bitutil.BytesForBits(int64(len(idx))))
