@@ -67,8 +67,14 @@ var (
 // array builds the column's values for n rows: a dictionary array holding
 // only the entries these rows use (a row group's dictionary page then stays
 // as small as its rows allow), or a list of one.
-func (c *coded) array(n int) (arrow.Array, error) {
+//
+// With plain set (a small file, written without dictionary pages) the
+// values are materialized as a plain string array instead.
+func (c *coded) array(n int, plain bool) (arrow.Array, error) {
 	mem := memory.DefaultAllocator
+	if plain {
+		return c.dense(n)
+	}
 	if c.konst {
 		// One-byte indices, all zero (a quarter of the memory of 32-bit
 		// ones for a column that says the same thing on every row).
@@ -157,6 +163,56 @@ func (c *coded) array(n int) (arrow.Array, error) {
 		[]arrow.ArrayData{values.Data()}, c.nulls, 0)
 	defer ld.Release()
 	return array.MakeFromData(ld), nil
+}
+
+// dense returns the column's n rows as plain strings (list<string> for a
+// list column).
+func (c *coded) dense(n int) (arrow.Array, error) {
+	mem := memory.DefaultAllocator
+	b := array.NewStringBuilder(mem)
+	defer b.Release()
+	value := func(v int32) error {
+		if v < 0 || int(v) >= len(c.dict) {
+			return fmt.Errorf("dictionary index %d out of range (dictionary of %d)", v, len(c.dict))
+		}
+		b.Append(c.dict[v])
+		return nil
+	}
+	switch {
+	case c.konst:
+		for range n {
+			b.Append(c.dict[0])
+		}
+	case c.list:
+		lb := array.NewListBuilder(mem, arrow.BinaryTypes.String)
+		defer lb.Release()
+		vb := lb.ValueBuilder().(*array.StringBuilder)
+		for r := range n {
+			if r < len(c.null) && c.null[r] {
+				lb.AppendNull()
+				continue
+			}
+			lb.Append(true)
+			for _, v := range c.idx[c.offs[r]:c.offs[r+1]] {
+				if v < 0 || int(v) >= len(c.dict) {
+					return nil, fmt.Errorf("dictionary index %d out of range (dictionary of %d)", v, len(c.dict))
+				}
+				vb.Append(c.dict[v])
+			}
+		}
+		return lb.NewArray(), nil
+	default:
+		for _, v := range c.idx {
+			if v < 0 {
+				b.AppendNull()
+				continue
+			}
+			if err := value(v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return b.NewArray(), nil
 }
 
 // DictStringCol appends to a string column by index into a dictionary the

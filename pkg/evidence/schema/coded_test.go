@@ -183,3 +183,67 @@ func readBack2(t *testing.T, path string) readFile {
 	f := schematest.Read(t, path)
 	return readFile{f.FooterRows, f.RowGroups, f.Maps()}
 }
+
+// A small file written in one go gets its coded columns as plain strings
+// (no dictionary pages, whose set-up outweighs a few rows), and reads
+// back the same.
+func TestCodedSmallFile(t *testing.T) {
+	tb := Stacks
+	f := create(t, "small.parquet")
+	w, err := NewWriter(tb, f, Options{Common: testCommon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dict := []string{"f0", "f1", "f2"}
+	w.SetString("run_id", "run-S")
+	leaf, frames, thread := w.DictStringCol("leaf_frame_id", dict), w.DictStringListCol("frame_ids", dict), w.DictStringCol("thread", dict)
+	for r := range 3 {
+		leaf.Append(r)
+		frames.Append([]int32{0, int32(r)})
+		if r == 1 {
+			thread.AppendNull()
+		} else {
+			thread.Append(2)
+		}
+		for _, c := range tb.Columns[NumCommon:] {
+			switch c.Name {
+			case "run_id", "leaf_frame_id", "frame_ids", "thread":
+				continue
+			}
+			if err := w.appendValue(tb.Index(c.Name), sample(Column{Name: c.Name, Type: c.Type}, r), true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.EndRow(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := w.Close(); n != 3 || err != nil {
+		t.Fatalf("Close() = %d, %v", n, err)
+	}
+	rf := readBack2(t, f.Name())
+	for r, m := range rf.maps {
+		var th any = "f2"
+		if r == 1 {
+			th = nil
+		}
+		if m["run_id"] != "run-S" || m["leaf_frame_id"] != dict[r] || m["thread"] != th ||
+			!reflect.DeepEqual(m["frame_ids"], []string{"f0", dict[r]}) {
+			t.Errorf("row %d: %v %v %v %v", r, m["run_id"], m["leaf_frame_id"], m["thread"], m["frame_ids"])
+		}
+	}
+	pf, err := file.OpenParquetFile(f.Name(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	for _, col := range []string{"leaf_frame_id", "run_id", "evidence_generation_id"} {
+		cc, err := pf.MetaData().RowGroup(0).ColumnChunk(tb.Index(col))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cc.HasDictionaryPage() {
+			t.Errorf("%s: a dictionary page in a small file", col)
+		}
+	}
+}

@@ -47,6 +47,7 @@ type Writer struct {
 	builders []array.Builder
 	strings  []*array.StringBuilder // string data, for the row group's byte budget
 	coded    []*coded               // per column: written from dictionary indices, or nil
+	plain    bool                   // small file: no dictionary pages (their set-up outweighs a few rows)
 	common   Common
 	rowGroup int
 	pending  int   // rows in the builders
@@ -126,13 +127,14 @@ func (w *Writer) open(small bool) error {
 		if col.Type.ID() == arrow.LIST {
 			path += ".list.element" // the Parquet leaf pqarrow writes
 		}
-		if col.Dict || w.coded[i] != nil {
+		if (col.Dict || w.coded[i] != nil) && !small {
 			props = append(props, parquet.WithDictionaryFor(path, true))
 		}
 		if col.Digest || strings.HasSuffix(col.Name, "_json") {
 			props = append(props, parquet.WithStatsFor(path, false))
 		}
 	}
+	w.plain = small
 	fw, err := pqarrow.NewFileWriter(w.t.Schema(), w.buf, parquet.NewWriterProperties(props...),
 		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
@@ -260,7 +262,7 @@ func (w *Writer) flush() error {
 	}()
 	for i, b := range w.builders {
 		if k := w.coded[i]; k != nil {
-			a, err := k.array(n)
+			a, err := k.array(n, w.plain)
 			if err != nil {
 				return w.fail(fmt.Errorf("schema: %s.%s: %w", w.t.Name, w.t.Columns[i].Name, err))
 			}
