@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,6 +122,16 @@ env = { GOWORK = "off", GOFLAGS = "-mod=mod" }
 	json.Unmarshal([]byte(mustOK(t, flameox(t, dir, "analyze", "hotspots", res.Run.RunID, "--limit", "3", "--json")).stdout), &hot)
 	if hot.HotspotsResult == nil || len(hot.Rows) == 0 {
 		t.Fatalf("no hotspots: %+v", hot)
+	}
+	// The run holds a CPU and a memory profile: the CPU one (the primary
+	// sample profile) is read, and the result says which others exist.
+	if hot.Source.Kind != "sample_profile" || hot.SampleType.Type != "cpu" {
+		t.Fatalf("read %s (%s), sample type %s; want the CPU profile", hot.Source.DisplayName, hot.Source.Kind, hot.SampleType.Type)
+	}
+	if !slices.ContainsFunc(hot.Limitations, func(l string) bool {
+		return strings.Contains(l, "several profiles") && strings.Contains(l, "mem.pprof")
+	}) {
+		t.Fatalf("the other profile is not named: %q", hot.Limitations)
 	}
 	found := false
 	for _, r := range hot.Rows {
