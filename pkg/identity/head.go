@@ -3,6 +3,8 @@ package identity
 import (
 	"bufio"
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -27,11 +29,11 @@ func readHead(root string) (head string, ok bool) {
 	if fi, err := os.Lstat(gd); err != nil || !fi.IsDir() {
 		return "", false
 	}
-	cfg, err := os.ReadFile(filepath.Join(gd, "config"))
+	cfg, err := readSmall(filepath.Join(gd, "config"), 1<<20)
 	if err != nil || !plainConfig(cfg) {
 		return "", false
 	}
-	h, err := os.ReadFile(filepath.Join(gd, "HEAD"))
+	h, err := readSmall(filepath.Join(gd, "HEAD"), 4<<10)
 	if err != nil {
 		return "", false
 	}
@@ -43,7 +45,7 @@ func readHead(root string) (head string, ok bool) {
 	if !found || !strings.HasPrefix(ref, "refs/heads/") || strings.Contains(ref, "..") {
 		return "", false
 	}
-	if b, err := os.ReadFile(filepath.Join(gd, filepath.FromSlash(ref))); err == nil {
+	if b, err := readSmall(filepath.Join(gd, filepath.FromSlash(ref)), 4<<10); err == nil {
 		if v := strings.TrimSuffix(string(b), "\n"); isHash(v) {
 			return v, true
 		}
@@ -63,6 +65,22 @@ func readHead(root string) (head string, ok bool) {
 		}
 	}
 	return "", false
+}
+
+// readSmall reads a file of at most max bytes; a larger one is an error
+// (a repository's HEAD, refs and config are small, and a hostile one must
+// not make identity read gigabytes).
+func readSmall(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(b)) > max {
+		err = fmt.Errorf("%s: larger than %d bytes", path, max)
+	}
+	return b, err
 }
 
 // configKey matches a config line setting one of the keys that change

@@ -63,6 +63,23 @@ func TestReadHead(t *testing.T) {
 		check(t, dir, false)
 	})
 	t.Run("no repository", func(t *testing.T) { check(t, t.TempDir(), false) })
+	t.Run("oversized HEAD", func(t *testing.T) {
+		dir := newRepo(t)
+		head := filepath.Join(dir, ".git", "HEAD")
+		b, _ := os.ReadFile(head)
+		if err := os.WriteFile(head, append(b, make([]byte, 8<<10)...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		check(t, dir, false)
+	})
+	t.Run("symlinked .git", func(t *testing.T) {
+		repo := newRepo(t)
+		dir := t.TempDir()
+		if err := os.Symlink(filepath.Join(repo, ".git"), filepath.Join(dir, ".git")); err != nil {
+			t.Fatal(err)
+		}
+		check(t, dir, false)
+	})
 }
 
 // plainConfig never panics, and refuses any config that relocates the
