@@ -20,7 +20,7 @@ EXTLDFLAGS := -L$(LDLIBS) -static-libgcc -Wl,--no-export-dynamic
 
 build:
 	@mkdir -p $(BIN) $(LDLIBS)
-	@lib=$$($${CC:-cc} -print-file-name=libstdc++.a); if [ -f "$$lib" ]; then ln -sf "$$lib" $(LDLIBS)/libstdc++.a; fi
+	@rm -f $(LDLIBS)/libstdc++.a; lib=$$($${CC:-cc} -print-file-name=libstdc++.a); if [ -f "$$lib" ]; then ln -s "$$lib" $(LDLIBS)/libstdc++.a; fi
 	$(GO) build -ldflags='-extldflags "$(EXTLDFLAGS)"' -o $(BIN)/ ./cmd/...
 
 # The README's test command. Collector-backed tests skip locally when a
