@@ -262,14 +262,14 @@ func (r *Reader) Options() Options { return r.opts }
 // stopping its threads and freeing its buffers and catalog takes ~5 ms,
 // which a command would otherwise add to every answer, and nothing waits
 // on it (the instance is in memory; the files it read are immutable). A
-// process that exits meanwhile just skips it. Use CloseWait to wait.
+// process that exits meanwhile just skips it. Readers that spilled are closed synchronously (closeWait).
 func (r *Reader) Close() error {
 	if r.db == nil {
 		return nil
 	}
 	if r.tempDir != "" {
 		if _, err := os.Lstat(r.tempDir); err == nil {
-			return r.CloseWait()
+			return r.closeWait()
 		}
 	}
 	db := r.db
@@ -278,9 +278,9 @@ func (r *Reader) Close() error {
 	return nil
 }
 
-// CloseWait is Close that returns once the instance is stopped and its
-// spill directory removed.
-func (r *Reader) CloseWait() error {
+// closeWait stops the instance and removes its spill directory before it
+// returns.
+func (r *Reader) closeWait() error {
 	var err error
 	if r.db != nil {
 		err = r.db.Close()

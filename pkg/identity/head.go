@@ -85,17 +85,14 @@ func readSmall(path string, max int64) ([]byte, error) {
 
 // configKey matches a config line setting one of the keys that change
 // where the work tree, the config or the refs are.
-var configKey = regexp.MustCompile(`(?im)^\s*(worktree|bare|refstorage|path)\s*(=|$)|^\s*\[\s*include`)
+var configKey = regexp.MustCompile(`(?im)^\s*(worktree|refstorage|path)\s*(=|$)|^\s*\[\s*include`)
 
 // plainConfig reports whether a repository's config leaves the work tree
 // at the parent of .git, is not bare (or says bare = false), includes no
 // other file and keeps refs as files.
 func plainConfig(cfg []byte) bool {
-	for _, m := range configKey.FindAllSubmatch(cfg, -1) {
-		key := strings.ToLower(string(m[1]))
-		if key != "bare" {
-			return false
-		}
+	if configKey.Match(cfg) {
+		return false
 	}
 	// bare is fine only as "bare = false".
 	for _, line := range bytes.Split(cfg, []byte("\n")) {

@@ -213,12 +213,11 @@ func abs(v int64) int64 {
 // hash is used instead of canonical JSON because profiles have tens of
 // thousands of frames and stacks. frameDigest returns the SHA-256;
 // digestID formats it.
-func (x *extraction) frameDigest(n profile.Node) [sha256.Size]byte {
+func (x *extraction) frameDigest(h *hasher, n profile.Node) [sha256.Size]byte {
 	parts := []string{"frame/v1", language(n), n.Name}
 	if n.Unsymbolized {
 		parts = append(parts, filepath.Base(n.Module), strconv.FormatInt(n.StartLine, 10), x.in.ArtifactID)
 	}
-	h := newHasher()
 	h.reset(parts...)
 	var d [sha256.Size]byte
 	h.h.Sum(d[:0])

@@ -9,7 +9,6 @@ import (
 
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/evidence/schema"
-	"github.com/flameox/flameox/pkg/profile"
 )
 
 // write emits frames, frame_measurements, call_edges, stacks and the
@@ -18,8 +17,9 @@ func (x *extraction) write(sink adapter.Sink) (*adapter.Extraction, error) {
 	res := &adapter.Extraction{Extractor: ExtractorName, Version: ExtractorVersion, Rows: map[string]int64{}, Limitations: x.lim}
 	ids := make([]string, len(x.g.Nodes))
 	x.digests = make([][sha256.Size]byte, len(x.g.Nodes))
+	h := newHasher()
 	for i, n := range x.g.Nodes {
-		x.digests[i] = x.frameDigest(n)
+		x.digests[i] = x.frameDigest(h, n)
 		ids[i] = digestID(x.digests[i])
 	}
 	if err := x.frames(sink, ids, res); err != nil {
@@ -340,8 +340,6 @@ func (x *extraction) totalRows(sink adapter.Sink, res *adapter.Extraction) error
 	}
 	return doneTable(w)
 }
-
-var _ = profile.Detect
 
 // defaultType is pprof's default sample type: the profile's
 // DefaultSampleType, else the last type.
