@@ -14,6 +14,7 @@ import (
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/profile/pproftest"
 	"github.com/flameox/flameox/pkg/publish"
+	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/workspace"
 )
 
@@ -203,5 +204,55 @@ func TestHotspotsErrors(t *testing.T) {
 	}
 	if _, err := Callers(ctx, ws, StacksRequest{Input: runs[0], FrameID: "sha256:" + strings.Repeat("0", 64)}); !fault.Is(err, fault.NotFound) {
 		t.Fatalf("unknown frame: %v", err)
+	}
+}
+
+// TestRankedMatchesAggregated reads every page of every sample type and
+// thread of profiles in several formats twice: by the extractor's rank
+// (one row group of each table) and by aggregating the whole profile.
+// Rows, order, totals and the symbolized share must be the same.
+func TestRankedMatchesAggregated(t *testing.T) {
+	files, _ := filepath.Glob("../profile/testdata/*.pb.gz")
+	files = append(files, "../profile/testdata/self-driving-sim__py-spy-0.4.1.speedscope.json",
+		"../profile/testdata/speedscope__rust-mangled.linux-perf.txt")
+	ws, runs := importProfiles(t, files...)
+	ctx := context.Background()
+	rankedReads := 0
+	for i, file := range files {
+		_, first := allHotspots(t, ws, HotspotsRequest{Input: runs[i]})
+		threads := append([]string{""}, first.Threads...)
+		for _, st := range first.SampleTypes {
+			for _, th := range threads {
+				req := HotspotsRequest{Input: runs[i], SampleType: st.Type, Thread: th}
+				s, err := query.OpenTables(ctx, ws, hotspotsTables...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sc, err := resolve(ctx, s, runs[i], th, "")
+				s.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sc.ranks[st.Type].usable() {
+					rankedReads++
+				}
+				byRank, a := allHotspots(t, ws, req)
+				forceAggregate = true
+				agg, b := allHotspots(t, ws, req)
+				forceAggregate = false
+				if len(byRank) != len(agg) || a.Total != b.Total || a.SymbolizedFraction != b.SymbolizedFraction {
+					t.Fatalf("%s %s thread %q: by rank %d rows (total %d, symbolized %v), aggregated %d (total %d, symbolized %v)",
+						filepath.Base(file), st.Type, th, len(byRank), a.Total, a.SymbolizedFraction, len(agg), b.Total, b.SymbolizedFraction)
+				}
+				for j := range byRank {
+					if byRank[j] != agg[j] {
+						t.Fatalf("%s %s thread %q row %d: by rank %+v, aggregated %+v", filepath.Base(file), st.Type, th, j, byRank[j], agg[j])
+					}
+				}
+			}
+		}
+	}
+	if rankedReads == 0 {
+		t.Fatal("no profile was read by rank")
 	}
 }

@@ -42,12 +42,14 @@ type Source struct {
 	GenerationID string `json:"generation_id"`
 }
 
-// qProfileRows reads, in one scan, every profile.total and
-// profile.samples measurement of the profiles an input names, with their
-// artifact's registration: the source, its sample types and its threads
-// all come from these few rows (one per sample type, thread and process
-// of each generation), so an analysis starts with one query, not three.
-var qProfileRows = catalog.Query{Name: "analysis.profile_rows", Version: "1", SQL: `
+// qProfileRows reads, in one scan, every profile-scope measurement
+// (profile.total, profile.samples, profile.frames, profile.symbolized) of
+// the profiles an input names, with their artifact's registration: the
+// source, its sample types, its threads and what hotspots need to read
+// ranked rows all come from these few rows (a few per sample type, thread
+// and process of each generation), so an analysis starts with one query,
+// not three.
+var qProfileRows = catalog.Query{Name: "analysis.profile_rows", Version: "2", SQL: `
 WITH a AS (
   SELECT run_id, artifact_id, any_value(display_name) AS display_name, any_value(kind) AS kind,
          any_value(producer) AS producer, any_value(role) AS role
@@ -58,7 +60,7 @@ SELECT m.run_id, m.artifact_id, m.evidence_generation_id, epoch_us(m.published_a
        coalesce(m.dimensions['process'], ''), coalesce(m.dimensions['default'], '') = 'true',
        coalesce(a.display_name, ''), coalesce(a.kind, ''), coalesce(a.producer, ''), coalesce(a.role, '')
 FROM measurements m LEFT JOIN a USING (run_id, artifact_id)
-WHERE m.scope = 'profile' AND m.name IN ('profile.total', 'profile.samples')
+WHERE m.scope = 'profile' AND m.name IN ('profile.total', 'profile.samples', 'profile.frames', 'profile.symbolized')
   AND (($1 <> '' AND m.run_id = $1) OR ($2 <> '' AND m.artifact_id = $2))`}
 
 // profileRow is one row of qProfileRows.
@@ -80,7 +82,22 @@ type scope struct {
 	lim     []string
 	types   []SampleType
 	threads []string
+	ranks   map[string]*ranked // by sample type
 }
+
+// ranked says whether a sample type's frames can be read by rank: the
+// filters select one thread/process pair of it (rank is per pair) and its
+// extractor recorded the frame count and symbolized total of that pair.
+type ranked struct {
+	pairs             int
+	thread, process   string
+	frames            int64
+	symbolized        int64
+	hasFrames, hasSym bool
+}
+
+// usable reports whether hotspots may read r's sample type by rank.
+func (r *ranked) usable() bool { return r != nil && r.pairs == 1 && r.hasFrames && r.hasSym }
 
 // resolve finds the profile input names (a run id, or an artifact id)
 // in its latest generation: a run with several profiles reads its primary
@@ -155,7 +172,7 @@ func resolve(ctx context.Context, s *query.Session, input, thread, process strin
 		}
 		return a.row.src.ArtifactID < b.row.src.ArtifactID
 	})
-	sc := &scope{src: &found[0].row.src, types: []SampleType{}, threads: []string{}}
+	sc := &scope{src: &found[0].row.src, types: []SampleType{}, threads: []string{}, ranks: map[string]*ranked{}}
 	if runID != "" && len(found) > 1 {
 		others := []string{}
 		for _, f := range found[1:] {
@@ -182,13 +199,25 @@ func resolve(ctx context.Context, s *query.Session, input, thread, process strin
 			st = &SampleType{Type: p.subject}
 			byType[p.subject] = st
 		}
-		if p.name == "profile.total" {
+		rk := sc.ranks[p.subject]
+		if rk == nil {
+			rk = &ranked{}
+			sc.ranks[p.subject] = rk
+		}
+		switch p.name {
+		case "profile.total":
 			if st.Unit == "" {
 				st.Unit = p.unit
 			}
 			st.Total += p.value
-		} else {
+			rk.pairs++
+			rk.thread, rk.process = p.thread, p.process
+		case "profile.samples":
 			st.Samples += p.value
+		case "profile.frames":
+			rk.frames, rk.hasFrames = p.value, true
+		case "profile.symbolized":
+			rk.symbolized, rk.hasSym = p.value, true
 		}
 		st.Default = st.Default || p.isDefault
 	}

@@ -24,8 +24,11 @@ const (
 	Name          = "pprof"
 	ExtractorName = "profile"
 	// ExtractorVersion 2: a stack id hashes its frames' binary digests
-	// ("stack/v2"), not their hex ids.
-	ExtractorVersion = "2"
+	// ("stack/v2"), not their hex ids. 3: frames and frame_measurements
+	// are written in hotspot order with frame_index and rank, one row per
+	// frame id, metric and thread/process, and profile.frames and
+	// profile.symbolized are recorded (rank.go).
+	ExtractorVersion = "3"
 )
 
 // Adapter reads profiles.

@@ -172,3 +172,15 @@ func sameReversed(root []int32, leafFirst []int) bool {
 	}
 	return true
 }
+
+// permuted returns a copy of the table with its entries in perm's order.
+func (s *aggTable) permuted(perm []int32) aggTable {
+	out := newAggTable(s.nt)
+	out.keys, out.vals = make([]key, 0, len(perm)), make([]int64, 0, len(s.vals))
+	for _, e := range perm {
+		o := int(e) * 3 * s.nt
+		out.keys = append(out.keys, s.keys[e])
+		out.vals = append(out.vals, s.vals[o:o+3*s.nt]...)
+	}
+	return out
+}

@@ -22,10 +22,11 @@ func (x *extraction) write(sink adapter.Sink) (*adapter.Extraction, error) {
 		x.digests[i] = x.frameDigest(h, n)
 		ids[i] = digestID(x.digests[i])
 	}
-	if err := x.frames(sink, ids, res); err != nil {
+	r := x.rank(ids)
+	if err := x.frames(sink, ids, r, res); err != nil {
 		return nil, err
 	}
-	if err := x.measurements(sink, ids, res); err != nil {
+	if err := x.measurements(sink, ids, r, res); err != nil {
 		return nil, err
 	}
 	if err := x.edgeRows(sink, ids, res); err != nil {
@@ -34,7 +35,7 @@ func (x *extraction) write(sink adapter.Sink) (*adapter.Extraction, error) {
 	if err := x.stackRows(sink, ids, res); err != nil {
 		return nil, err
 	}
-	if err := x.totalRows(sink, res); err != nil {
+	if err := x.totalRows(sink, r, res); err != nil {
 		return nil, err
 	}
 	if res.Limitations == nil {
@@ -53,14 +54,10 @@ func (x *extraction) metric(t int) (string, string) {
 	return st.Type, st.Unit
 }
 
-func (x *extraction) frames(sink adapter.Sink, ids []string, res *adapter.Extraction) error {
+func (x *extraction) frames(sink adapter.Sink, ids []string, r *ranking, res *adapter.Extraction) error {
 	w, err := sink.Table(schema.Frames)
 	if err != nil {
 		return err
-	}
-	used := make([]bool, len(x.g.Nodes))
-	for _, k := range x.nodes.keys {
-		used[k.a] = true
 	}
 	c := struct{ id, lang, fn, sys, mod, file, build, sym, src, _ schema.StringCol }{
 		w.StringCol("frame_id"), w.StringCol("language"), w.StringCol("function"), w.StringCol("system_name"),
@@ -70,20 +67,20 @@ func (x *extraction) frames(sink adapter.Sink, ids []string, res *adapter.Extrac
 	line, col, start := w.Int32Col("line"), w.Int32Col("column"), w.Int32Col("start_line")
 	addr, rel := w.Uint64Col("address"), w.Uint64Col("module_relative_address")
 	inl, chain := w.BoolCol("inlined"), w.StringListCol("inline_chain")
-	// One row per frame id: nodes that pprof keeps apart but that share
-	// an id (same language and name) are one frame here, and the analyses
-	// rely on frames holding each id once per artifact and generation.
-	written := make(map[string]struct{}, len(x.g.Nodes))
-	for i, n := range x.g.Nodes {
-		if !used[i] {
-			continue
+	index := w.Int32Col("frame_index")
+	// One row per frame id, hottest first: nodes that pprof keeps apart
+	// but that share an id (same language and name) are one frame here,
+	// and the analyses rely on frames holding each id once per artifact
+	// and generation.
+	for pos, i := range r.frames {
+		if pos == topRows {
+			if err := w.Flush(); err != nil {
+				return err
+			}
 		}
-		if _, dup := written[ids[i]]; dup {
-			continue
-		}
-		written[ids[i]] = struct{}{}
+		n := &x.g.Nodes[i]
 		c.id.Append(ids[i])
-		c.lang.AppendOrNull(language(n))
+		c.lang.AppendOrNull(language(*n))
 		if n.Unsymbolized {
 			c.fn.Append(n.Name) // "[module]" or "<unknown>", as pprof prints it
 			c.sym.Append("none")
@@ -109,6 +106,7 @@ func (x *extraction) frames(sink adapter.Sink, ids []string, res *adapter.Extrac
 		rel.AppendNull()
 		inl.AppendNull()
 		chain.AppendNull()
+		index.Append(int32(pos))
 		if err := w.EndRow(); err != nil {
 			return err
 		}
@@ -117,7 +115,8 @@ func (x *extraction) frames(sink adapter.Sink, ids []string, res *adapter.Extrac
 	return doneTable(w)
 }
 
-func (x *extraction) measurements(sink adapter.Sink, ids []string, res *adapter.Extraction) error {
+// measurements writes one row per frame, metric and thread/process.
+func (x *extraction) measurements(sink adapter.Sink, ids []string, r *ranking, res *adapter.Extraction) error {
 	w, err := sink.Table(schema.FrameMeasurements)
 	if err != nil {
 		return err
@@ -127,23 +126,42 @@ func (x *extraction) measurements(sink adapter.Sink, ids []string, res *adapter.
 	d := x.dicts(w)
 	fid := w.DictStringCol("frame_id", ids)
 	self, incl, cnt := w.Int64Col("self_value"), w.Int64Col("inclusive_value"), w.Uint64Col("sample_count")
-	phase := w.StringCol("phase")
-	for _, e := range x.nodes.sorted() {
-		k, a, in, n := x.nodes.keys[e], x.nodes.self(e), x.nodes.incl(e), x.nodes.count(e)
-		for t := range x.p.SampleType {
-			if in[t] == 0 && a[t] == 0 {
-				continue
+	phase, rank, index := w.StringCol("phase"), w.Int32Col("rank"), w.Int32Col("frame_index")
+	row := func(e int32, t int) error {
+		a := r.merged.keys[e].a
+		fid.Append(int(a))
+		d.row(t, int(r.merged.keys[e].tp))
+		self.Append(r.merged.self(e)[t])
+		incl.Append(r.merged.incl(e)[t])
+		cnt.Append(uint64(r.merged.count(e)[t]))
+		phase.AppendNull()
+		rank.Append(r.rank[t][e])
+		index.Append(r.index[a])
+		res.Rows["frame_measurements"]++
+		return w.EndRow()
+	}
+	// Every metric's first ranks, by rank, in a row group of their own;
+	// then the rest by frame, so that each frame id appears once in that
+	// row group's dictionary.
+	for t, byTP := range r.top {
+		for _, es := range byTP {
+			for _, e := range es {
+				if err := row(e, t); err != nil {
+					return err
+				}
 			}
-			fid.Append(int(k.a))
-			d.row(t, int(k.tp))
-			self.Append(a[t])
-			incl.Append(in[t])
-			cnt.Append(uint64(n[t]))
-			phase.AppendNull()
-			if err := w.EndRow(); err != nil {
-				return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	for e := range int32(r.merged.len()) {
+		for t := range r.rank {
+			if r.rank[t][e] > topRows {
+				if err := row(e, t); err != nil {
+					return err
+				}
 			}
-			res.Rows["frame_measurements"]++
 		}
 	}
 	return doneTable(w)
@@ -298,9 +316,11 @@ func (x *extraction) stackRows(sink adapter.Sink, ids []string, res *adapter.Ext
 }
 
 // totalRows records, per sample type and thread/process, the profile's
-// total (pprof's denominator, including samples without a stack) and its
-// sample records, as measurements named profile.total and profile.samples.
-func (x *extraction) totalRows(sink adapter.Sink, res *adapter.Extraction) error {
+// total (pprof's denominator, including samples without a stack), its
+// sample records, its frames with a value and the |self| total of those
+// with symbols, as measurements named profile.total, profile.samples,
+// profile.frames and profile.symbolized.
+func (x *extraction) totalRows(sink adapter.Sink, r *ranking, res *adapter.Extraction) error {
 	w, err := sink.Table(schema.Measurements)
 	if err != nil {
 		return err
@@ -312,12 +332,14 @@ func (x *extraction) totalRows(sink adapter.Sink, res *adapter.Extraction) error
 	}
 	sort.Slice(tps, func(i, j int) bool { return tps[i][0]+"\x00"+tps[i][1] < tps[j][0]+"\x00"+tps[j][1] })
 	for _, tp := range tps {
+		tpi := x.tpIndex[tp]
 		for t := range x.p.SampleType {
 			m, u := x.metric(t)
 			for _, row := range []struct {
-				name, unit string
-				v          int64
-			}{{"profile.total", u, x.totals[tp][t]}, {"profile.samples", "count", x.nsamples[tp][t]}} {
+				name, unit, agg string
+				v               int64
+			}{{"profile.total", u, "sum", x.totals[tp][t]}, {"profile.samples", "count", "sum", x.nsamples[tp][t]},
+				{"profile.frames", "count", "count", r.nframes[tpi][t]}, {"profile.symbolized", u, "sum", r.symbolized[tpi][t]}} {
 				dims := map[string]string{"format": string(x.prof.Format)}
 				if t == x.defaultType() {
 					dims["default"] = "true"
@@ -331,7 +353,7 @@ func (x *extraction) totalRows(sink adapter.Sink, res *adapter.Extraction) error
 				v := row.v
 				if err := mw.Write(schema.Measurement{ID: hashID("measurement/v1", x.in.RunID, x.in.ArtifactID, row.name, m, tp[0], tp[1]),
 					RunID: x.in.RunID, ArtifactID: x.in.ArtifactID, Name: row.name, Int: &v, Unit: row.unit,
-					Aggregation: "sum", Scope: "profile", Subject: m, Dimensions: dims}); err != nil {
+					Aggregation: row.agg, Scope: "profile", Subject: m, Dimensions: dims}); err != nil {
 					return err
 				}
 				res.Rows["measurements"]++

@@ -35,7 +35,12 @@ var Measurements = newTable("measurements", 1, 0,
 // Frames follows pprof's identity model: a frame is a (function, file, line)
 // in a module at a module-relative address; inlined frames list the frames
 // they are inlined into.
-var Frames = newTable("frames", 1, 0,
+//
+// Version 1.1 adds frame_index: a profile's frames are written hottest
+// first under its default sample type, the first 1,024 in a row group of
+// their own, so that hotspots fetch their top frames' names by position
+// from that row group instead of matching digests across the whole file.
+var Frames = newTable("frames", 1, 1,
 	"Profile frames with pprof-style identity and symbolization quality.",
 	req("frame_id", tStr, "digest of the frame identity").digest(),
 	opt("language", tStr, "source language, e.g. go, c, python").dict(),
@@ -54,10 +59,18 @@ var Frames = newTable("frames", 1, 0,
 	req("symbolization", tStr, "full | partial | none").dict(),
 	opt("source_state_id", tStr, "source state the file/line refer to"),
 	opt("artifact_id", tStr, "artifact the frame was read from (artifact-local frames)"),
+	opt("frame_index", tI32, "position of the frame among its artifact's frames (0 first), hottest first under the default sample type"),
 )
 
 // FrameMeasurements aggregates one metric per frame, thread and process.
-var FrameMeasurements = newTable("frame_measurements", 1, 0,
+//
+// Version 1.1 adds rank and frame_index. Each frame id has one row per
+// metric, thread and process; rows are written by metric, thread and
+// process, then rank (the order `flameox analyze hotspots` lists them
+// in), with the first 1,024 ranks of each in a row group of their own:
+// a profile's top frames are a range of rank that min/max statistics
+// find in one small row group.
+var FrameMeasurements = newTable("frame_measurements", 1, 1,
 	"Self and inclusive values per frame and metric (one profile sample type).",
 	req("run_id", tStr, "run"),
 	req("artifact_id", tStr, "profile artifact"),
@@ -70,6 +83,8 @@ var FrameMeasurements = newTable("frame_measurements", 1, 0,
 	opt("thread", tStr, "thread name").dict(),
 	opt("process", tStr, "process name").dict(),
 	opt("phase", tStr, "phase, when unique for the samples").dict(),
+	opt("rank", tI32, "1-based position among the artifact's frames of the same metric, thread and process: |self| descending, then function, |inclusive| descending, module, frame_id"),
+	opt("frame_index", tI32, "frames.frame_index of the frame in the same artifact and generation"),
 )
 
 // CallEdges are aggregated caller -> callee edges.

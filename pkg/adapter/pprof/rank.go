@@ -1,0 +1,206 @@
+package pprof
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
+// Hotspots list a profile's frames by |self| (then function, |inclusive|,
+// module and frame id). The extractor knows every value, so it writes the
+// rows a hotspots page needs first: frame_measurements carries each row's
+// rank within its metric, thread and process, and the first topRows ranks
+// of every metric go in a row group of their own; frames carry a
+// frame_index, and the topRows hottest frames under the default sample
+// type come first, in a row group of their own. Min/max statistics then
+// leave a hotspots query one small row group of each table to read,
+// instead of aggregating, joining and sorting the whole profile
+// (docs/performance.md). The frame count and symbolized total it reports
+// are measurements (profile.frames, profile.symbolized).
+
+// topRows is how many of a ranking's first rows get a row group of their
+// own (frames, hottest first; each metric's frame_measurements, by rank).
+const topRows = 1024
+
+// ranking is the frame-level view of an extraction: one entry per frame
+// id and thread/process (pprof nodes that share an id are one frame, their
+// values summed, as the hotspots query sums them), the frames' order, and
+// each metric's ranks.
+type ranking struct {
+	canon  []int32     // per node: the first node with its frame id; -1 for unused nodes
+	frames []int32     // canonical nodes in frames order
+	index  []int32     // per canonical node: its frame_index
+	merged aggTable    // key a: canonical node, in tp; by key
+	top    [][][]int32 // [t][tp]: the first topRows entries with a value, by rank
+	rank   [][]int32   // [t][entry]: 1-based rank, 0 without a value
+	// nframes and symbolized, per tp and sample type: the frames ranked
+	// and the |self| total of those with symbols.
+	nframes, symbolized [][]int64
+	// name and tail order canonical nodes by function, and by module
+	// (absent last) then frame id: the ranking sorts compare these
+	// integers, not strings.
+	name, tail []int32
+}
+
+// rankKey is one entry's sort key (|self|, |inclusive|, name and tail
+// order).
+type rankKey struct {
+	self, incl int64
+	name, tail int32
+	e          int32 // entry, or canonical node for the frames order
+}
+
+// compare orders keys as hotspots list them: |self| descending, then
+// function, |inclusive| descending, module (absent last) and frame id.
+func (a rankKey) compare(b rankKey) int {
+	if c := cmp.Compare(b.self, a.self); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.name, b.name); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.incl, a.incl); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.tail, b.tail)
+}
+
+// rank builds the ranking of x's node aggregates; ids are the nodes'
+// frame ids.
+func (x *extraction) rank(ids []string) *ranking {
+	nt, nn, ntp := len(x.p.SampleType), len(x.g.Nodes), len(x.tps)
+	r := &ranking{canon: make([]int32, nn), index: make([]int32, nn), merged: newAggTable(nt)}
+	used := make([]bool, nn)
+	for _, k := range x.nodes.keys {
+		used[k.a] = true
+	}
+	var canonical []int32 // in node order
+	first := make(map[string]int32, nn)
+	for i := range r.canon {
+		r.canon[i], r.index[i] = -1, -1
+		if !used[i] {
+			continue
+		}
+		c, ok := first[ids[i]]
+		if !ok {
+			c = int32(i)
+			first[ids[i]] = c
+			canonical = append(canonical, c)
+		}
+		r.canon[i] = c
+	}
+	// Merge nodes that share an id, per thread/process, in key order.
+	at := make(map[key]int32, len(x.nodes.keys))
+	for _, e := range x.nodes.sorted() {
+		k := x.nodes.keys[e]
+		mk := key{a: r.canon[k.a], tp: k.tp}
+		m, ok := at[mk]
+		if !ok {
+			m = r.merged.add(mk)
+			at[mk] = m
+		}
+		for _, f := range []func(*aggTable, int32) []int64{(*aggTable).self, (*aggTable).incl, (*aggTable).count} {
+			dst, src := f(&r.merged, m), f(&x.nodes, e)
+			for t := range dst {
+				dst[t] += src[t]
+			}
+		}
+	}
+	if perm := r.merged.sorted(); !slices.IsSorted(perm) { // merged ids out of node order
+		r.merged = r.merged.permuted(perm)
+	}
+	x.sortKeys(r, canonical, ids)
+
+	// Frames: the topRows hottest under the default sample type over
+	// every thread, by rank, then the rest in node order.
+	d := x.defaultType()
+	self, incl := make([]int64, nn), make([]int64, nn)
+	for m, k := range r.merged.keys {
+		self[k.a] += r.merged.self(int32(m))[d]
+		incl[k.a] += r.merged.incl(int32(m))[d]
+	}
+	keys := make([]rankKey, 0, len(canonical))
+	for _, c := range canonical {
+		keys = append(keys, rankKey{self: abs(self[c]), incl: abs(incl[c]), name: r.name[c], tail: r.tail[c], e: c})
+	}
+	slices.SortFunc(keys, rankKey.compare)
+	hot := make([]bool, nn)
+	for _, k := range keys[:min(topRows, len(keys))] {
+		hot[k.e] = true
+		r.frames = append(r.frames, k.e)
+	}
+	for _, c := range canonical {
+		if !hot[c] {
+			r.frames = append(r.frames, c)
+		}
+	}
+	for i, c := range r.frames {
+		r.index[c] = int32(i)
+	}
+
+	// Each metric's ranks per thread/process.
+	r.top, r.rank = make([][][]int32, nt), make([][]int32, nt)
+	r.nframes, r.symbolized = make([][]int64, ntp), make([][]int64, ntp)
+	for tp := range ntp {
+		r.nframes[tp], r.symbolized[tp] = make([]int64, nt), make([]int64, nt)
+	}
+	byTP := make([][]rankKey, ntp)
+	for t := range nt {
+		for tp := range byTP {
+			byTP[tp] = byTP[tp][:0]
+		}
+		for m, k := range r.merged.keys {
+			s, in := r.merged.self(int32(m))[t], r.merged.incl(int32(m))[t]
+			if s == 0 && in == 0 {
+				continue
+			}
+			byTP[k.tp] = append(byTP[k.tp], rankKey{self: abs(s), incl: abs(in), name: r.name[k.a], tail: r.tail[k.a], e: int32(m)})
+			r.nframes[k.tp][t]++
+			if !x.g.Nodes[k.a].Unsymbolized {
+				r.symbolized[k.tp][t] += abs(s)
+			}
+		}
+		r.top[t], r.rank[t] = make([][]int32, ntp), make([]int32, r.merged.len())
+		for tp, keys := range byTP {
+			slices.SortFunc(keys, rankKey.compare)
+			for i, k := range keys {
+				r.rank[t][k.e] = int32(i + 1)
+				if i < topRows {
+					r.top[t][tp] = append(r.top[t][tp], k.e)
+				}
+			}
+		}
+	}
+	return r
+}
+
+// sortKeys sets r.name and r.tail of the canonical nodes: one string
+// sort by function, module (absent last) and frame id, all compared by
+// bytes as DuckDB compares them.
+func (x *extraction) sortKeys(r *ranking, canonical []int32, ids []string) {
+	nodes := slices.Clone(canonical)
+	slices.SortFunc(nodes, func(a, b int32) int {
+		na, nb := &x.g.Nodes[a], &x.g.Nodes[b]
+		if c := strings.Compare(na.Name, nb.Name); c != 0 {
+			return c
+		}
+		if (na.Module == "") != (nb.Module == "") {
+			if na.Module == "" {
+				return 1
+			}
+			return -1
+		}
+		if c := strings.Compare(na.Module, nb.Module); c != 0 {
+			return c
+		}
+		return strings.Compare(ids[a], ids[b])
+	})
+	r.name, r.tail = make([]int32, len(x.g.Nodes)), make([]int32, len(x.g.Nodes))
+	name := int32(0)
+	for i, n := range nodes {
+		if i > 0 && x.g.Nodes[n].Name != x.g.Nodes[nodes[i-1]].Name {
+			name++
+		}
+		r.name[n], r.tail[n] = name, int32(i)
+	}
+}
