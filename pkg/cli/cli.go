@@ -83,6 +83,7 @@ func OSEnv(name string) *Env {
 // its default action. SIGPIPE is deliberately not caught, so a closed stdout
 // (`fox-… | head`) ends the process quietly.
 func Main(name string, tool RunFunc) int {
+	lateFirstGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
