@@ -15,6 +15,9 @@ import (
 type tableFiles struct {
 	Paths []string // absolute, in generation then file order
 	Rows  int64    // from the manifests
+	// Older: some file has an older minor version of the table's schema
+	// (published by an older flameox); views match its columns by name.
+	Older bool
 }
 
 // liveFiles returns, per known table, the files a reader may see in snap:
@@ -23,7 +26,8 @@ type tableFiles struct {
 // compaction publish a superseding generation; counting both would double
 // rows). Every path must be a regular file (Lstat, so a symlink is refused)
 // inside <root>/evidence/<table>/ and carry the schema version this binary
-// reads; anything else fails rather than answering from the wrong bytes.
+// reads (its table's major, at its minor or an older one); anything else
+// fails rather than answering from the wrong bytes.
 func liveFiles(snap *corpus.Snapshot) (map[string]*tableFiles, error) {
 	superseded := supersededSet(snap)
 	root, err := filepath.Abs(snap.Root)
@@ -44,9 +48,16 @@ func liveFiles(snap *corpus.Snapshot) (map[string]*tableFiles, error) {
 				return nil, fault.New(fault.EvidenceSchemaMismatch, "generation %s lists a file of table %q, which this flameox does not know", g.GenerationID, f.Table).
 					With("file", f.Path).Fix("Upgrade flameox to read this corpus.")
 			}
-			if f.SchemaMajor != t.Major || f.SchemaMinor != t.Minor {
-				return nil, fault.New(fault.EvidenceSchemaMismatch, "%s has schema %s@%d.%d; this flameox reads %s", f.Path, f.Table, f.SchemaMajor, f.SchemaMinor, t.ID()).
-					With("file", f.Path).Fix("Upgrade flameox, or re-extract the runs to publish the current schema.")
+			// A minor version only appends optional columns, so files of
+			// an older minor read with those columns null; a newer minor or
+			// another major is a schema this flameox does not know.
+			if f.SchemaMajor != t.Major || f.SchemaMinor < 0 || f.SchemaMinor > t.Minor {
+				e := fault.New(fault.EvidenceSchemaMismatch, "%s has schema %s@%d.%d; this flameox reads %s and its older minor versions", f.Path, f.Table, f.SchemaMajor, f.SchemaMinor, t.ID()).
+					With("file", f.Path)
+				if f.SchemaMajor > t.Major || (f.SchemaMajor == t.Major && f.SchemaMinor > t.Minor) {
+					return nil, e.Fix("Upgrade flameox to read this corpus.")
+				}
+				return nil, e.Fix("Use the flameox version that published it, or start a new workspace.")
 			}
 			abs := filepath.Join(root, filepath.FromSlash(f.Path))
 			if !strings.HasPrefix(abs, filepath.Join(root, "evidence", f.Table)+string(filepath.Separator)) {
@@ -58,6 +69,7 @@ func liveFiles(snap *corpus.Snapshot) (map[string]*tableFiles, error) {
 			tf := out[f.Table]
 			tf.Paths = append(tf.Paths, abs)
 			tf.Rows += f.RowCount
+			tf.Older = tf.Older || f.SchemaMinor < t.Minor
 		}
 	}
 	return out, nil

@@ -197,8 +197,12 @@ func (r *Reader) setup(ctx context.Context, allowed []string, live map[string]*t
 	}
 	var b strings.Builder
 	for _, name := range sortedTables(live) {
-		fmt.Fprintf(&b, "CREATE VIEW %s AS SELECT * FROM read_parquet(%s, union_by_name=false, hive_partitioning=false, filename=false);\n",
-			ident(name), sqlList(live[name].Paths))
+		// Files of an older minor lack the later columns: matching columns
+		// by name (the anchor, first, has them all) reads those as null.
+		// Binding by name reads every file's schema, so only such a table
+		// pays for it.
+		fmt.Fprintf(&b, "CREATE VIEW %s AS SELECT * FROM read_parquet(%s, union_by_name=%t, hive_partitioning=false, filename=false);\n",
+			ident(name), sqlList(live[name].Paths), live[name].Older)
 	}
 	for _, v := range currentViews {
 		if live[v.Table] == nil || (views != nil && !views[v.Name]) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -62,6 +63,8 @@ func copyFile(ctx context.Context, t *Table, cw *Writer, src string) (int64, err
 	if err := t.Validate(sch); err != nil {
 		return 0, err
 	}
+	// Columns an older minor did not have are appended as nulls.
+	missing := t.Columns[sch.NumFields():]
 	rr, err := fr.GetRecordReader(ctx, nil, nil)
 	if err != nil {
 		return 0, err
@@ -72,9 +75,17 @@ func copyFile(ctx context.Context, t *Table, cw *Writer, src string) (int64, err
 		rec := rr.RecordBatch()
 		// Same columns, but the schema read back carries Parquet field ids;
 		// re-label the batch with the table's own schema.
-		out := array.NewRecordBatch(t.Schema(), rec.Columns(), rec.NumRows())
+		cols := rec.Columns()
+		var nulls []arrow.Array
+		for _, c := range missing {
+			nulls = append(nulls, array.MakeArrayOfNull(memory.DefaultAllocator, c.Type, int(rec.NumRows())))
+		}
+		out := array.NewRecordBatch(t.Schema(), append(cols[:len(cols):len(cols)], nulls...), rec.NumRows())
 		err := cw.fw.WriteBuffered(out) // small sources share row groups
 		out.Release()
+		for _, a := range nulls {
+			a.Release()
+		}
 		if err != nil {
 			return rows, err
 		}

@@ -25,7 +25,13 @@
 //   - values that analyses filter on are plain columns, not map entries,
 //     because DuckDB filters on MAP and LIST columns are several times slower;
 //   - rows are never edited: re-extraction publishes a new generation whose
-//     manifest supersedes the old one, so no column records "superseded".
+//     manifest supersedes the old one, so no column records "superseded";
+//   - a minor version only appends optional columns (Column.Since), so a
+//     file an older flameox published at an older minor stays readable:
+//     Validate accepts it with that minor's columns (Table.At), the catalog's
+//     views match its columns by name (the later ones read as null) and
+//     compaction's Copy fills them with nulls. A new major, or a change to
+//     an existing column, is what makes older files unreadable.
 //
 // Writer files use zstd at its fastest level (see zstdCodec), dictionary
 // encoding on the string columns declared low-cardinality (Column.Dict) and

@@ -41,6 +41,11 @@ type Column struct {
 	// Digest: the values are digests (frame and stack ids), whose min/max
 	// statistics never let a reader skip a row group; none are written.
 	Digest bool
+	// Since is the minor version of its table that added the column (0:
+	// the major version's first). Minor versions only append optional
+	// columns, so a file of an older minor reads as the current table with
+	// the later columns null (Table.At).
+	Since int
 }
 
 // TypeName is the short type name used in docs/tables.md, e.g. "int64",
@@ -79,6 +84,7 @@ func (c Column) unit(u string) Column { c.Unit = u; return c }
 func (c Column) ns() Column           { return c.unit("ns") }
 func (c Column) bytes() Column        { return c.unit("bytes") }
 func (c Column) count() Column        { return c.unit("count") }
+func (c Column) since(m int) Column   { c.Since = m; return c }
 
 // NumCommon is the number of publication columns every table starts with.
 const NumCommon = 5
@@ -111,6 +117,26 @@ type Table struct {
 func newTable(name string, major, minor int, doc string, cols ...Column) *Table {
 	return &Table{Name: name, Major: major, Minor: minor, Doc: doc,
 		Columns: append(commonColumns(), cols...)}
+}
+
+// At returns the table as minor version m of its major had it: the
+// columns added up to m. It returns nil unless 0 <= m <= t.Minor. Files
+// an older flameox published carry an older minor; readers accept them
+// (their later columns read as null), and tests write them with At.
+func (t *Table) At(m int) *Table {
+	if m < 0 || m > t.Minor {
+		return nil
+	}
+	if m == t.Minor {
+		return t
+	}
+	old := &Table{Name: t.Name, Major: t.Major, Minor: m, Doc: t.Doc}
+	for _, c := range t.Columns {
+		if c.Since <= m {
+			old.Columns = append(old.Columns, c)
+		}
+	}
+	return old
 }
 
 // ID names the table and its version, e.g. "runs@1.0"; generation manifests

@@ -55,7 +55,16 @@ func TestTableRules(t *testing.T) {
 			t.Errorf("%s: schema has %d fields for %d columns", tb.Name, s.NumFields(), len(tb.Columns))
 		}
 		seen := map[string]bool{}
+		since := 0
 		for i, c := range tb.Columns {
+			// Minor versions append optional columns: Since never
+			// decreases, never passes the table's minor, and a column
+			// added after the first minor can be null.
+			if c.Since < since || c.Since > tb.Minor || (c.Since > 0 && !c.Nullable) {
+				t.Errorf("%s.%s: since %d breaks the minor-version rule (previous %d, table minor %d, nullable %t)",
+					tb.Name, c.Name, c.Since, since, tb.Minor, c.Nullable)
+			}
+			since = c.Since
 			if i < NumCommon && (c.Name != common[i].Name || !arrow.TypeEqual(c.Type, common[i].Type) || c.Nullable) {
 				t.Errorf("%s: column %d is %s, want publication column %s", tb.Name, i, c.Name, common[i].Name)
 			}

@@ -59,7 +59,7 @@ var Frames = newTable("frames", 1, 1,
 	req("symbolization", tStr, "full | partial | none").dict(),
 	opt("source_state_id", tStr, "source state the file/line refer to"),
 	opt("artifact_id", tStr, "artifact the frame was read from (artifact-local frames)"),
-	opt("frame_index", tI32, "position of the frame among its artifact's frames (0 first), hottest first under the default sample type"),
+	opt("frame_index", tI32, "position of the frame among its artifact's frames (0 first), hottest first under the default sample type").since(1),
 )
 
 // FrameMeasurements aggregates one metric per frame, thread and process.
@@ -83,8 +83,8 @@ var FrameMeasurements = newTable("frame_measurements", 1, 1,
 	opt("thread", tStr, "thread name").dict(),
 	opt("process", tStr, "process name").dict(),
 	opt("phase", tStr, "phase, when unique for the samples").dict(),
-	opt("rank", tI32, "1-based position among the artifact's frames of the same metric, thread and process: |self| descending, then function, |inclusive| descending, module, frame_id"),
-	opt("frame_index", tI32, "frames.frame_index of the frame in the same artifact and generation"),
+	opt("rank", tI32, "1-based position among the artifact's frames of the same metric, thread and process: |self| descending, then function, |inclusive| descending, module, frame_id").since(1),
+	opt("frame_index", tI32, "frames.frame_index of the frame in the same artifact and generation").since(1),
 )
 
 // CallEdges are aggregated caller -> callee edges.
@@ -98,11 +98,11 @@ var CallEdges = newTable("call_edges", 1, 1,
 	req("child_frame_id", tStr, "callee frame").digest(),
 	req("sample_count", tU64, "samples or slices on the edge").count(),
 	req("duration_ns", tI64, "time attributed to the child on this edge (0 when the metric is not a time)").ns(),
-	opt("metric", tStr, "profile sample type the value is in").dict(),
-	opt("unit", tStr, "unit of value").dict(),
-	opt("value", tI64, "sum of the samples' values in which the edge occurs (once per sample)"),
-	opt("thread", tStr, "thread name").dict(),
-	opt("process", tStr, "process name").dict(),
+	opt("metric", tStr, "profile sample type the value is in").dict().since(1),
+	opt("unit", tStr, "unit of value").dict().since(1),
+	opt("value", tI64, "sum of the samples' values in which the edge occurs (once per sample)").since(1),
+	opt("thread", tStr, "thread name").dict().since(1),
+	opt("process", tStr, "process name").dict().since(1),
 )
 
 // Stacks are representative stacks, root to leaf.
@@ -119,12 +119,12 @@ var Stacks = newTable("stacks", 1, 1,
 	req("start_ns", tI64, "start, relative to the trace origin").ns(),
 	req("duration_ns", tI64, "duration").ns(),
 	req("track_id", tU64, "trace track (thread) id"),
-	opt("metric", tStr, "profile sample type the value is in").dict(),
-	opt("unit", tStr, "unit of value").dict(),
-	opt("value", tI64, "sum of the values of the samples with exactly this stack"),
-	opt("sample_count", tU64, "sample records with exactly this stack").count(),
-	opt("thread", tStr, "thread name").dict(),
-	opt("process", tStr, "process name").dict(),
+	opt("metric", tStr, "profile sample type the value is in").dict().since(1),
+	opt("unit", tStr, "unit of value").dict().since(1),
+	opt("value", tI64, "sum of the values of the samples with exactly this stack").since(1),
+	opt("sample_count", tU64, "sample records with exactly this stack").count().since(1),
+	opt("thread", tStr, "thread name").dict().since(1),
+	opt("process", tStr, "process name").dict().since(1),
 )
 
 // Observations are non-numeric facts: line hits, branch arcs, annotations,

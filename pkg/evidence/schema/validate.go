@@ -38,7 +38,8 @@ func Validate(s *arrow.Schema) error {
 
 // Validate checks that s, an evidence file's Arrow schema as read back by
 // pqarrow, has exactly t's columns (names, order, types, nullability) and
-// t's flameox metadata. Field metadata and non-flameox schema metadata (for
+// t's flameox metadata, or, for a file of an older minor version of t's
+// major, exactly that minor's columns (Table.At). Field metadata and non-flameox schema metadata (for
 // example PARQUET:field_id) are ignored.
 func (t *Table) Validate(s *arrow.Schema) error {
 	if s == nil {
@@ -46,6 +47,14 @@ func (t *Table) Validate(s *arrow.Schema) error {
 	}
 	var diffs []string
 	md := s.Metadata()
+	// A file of an older minor of the same major has that minor's columns.
+	if got, ok := md.GetValue(MetaMinor); ok && got != strconv.Itoa(t.Minor) {
+		if m, err := strconv.Atoi(got); err == nil && got == strconv.Itoa(m) {
+			if old := t.At(m); old != nil && old != t {
+				return old.Validate(s)
+			}
+		}
+	}
 	want := map[string]string{MetaTable: t.Name, MetaMajor: strconv.Itoa(t.Major), MetaMinor: strconv.Itoa(t.Minor)}
 	for _, k := range []string{MetaTable, MetaMajor, MetaMinor} {
 		if got, ok := md.GetValue(k); !ok {

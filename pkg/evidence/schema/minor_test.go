@@ -1,0 +1,109 @@
+package schema
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/flameox/flameox/pkg/evidence/schema/schematest"
+)
+
+// TestOlderMinor writes a file as an older flameox did (frames@1.0,
+// without frame_index), and checks that it validates against the current
+// table and that compaction's Copy carries it into the current schema with
+// the later column null.
+func TestOlderMinor(t *testing.T) {
+	old := Frames.At(0)
+	if old == nil || old.Minor != 0 || len(old.Columns) != len(Frames.Columns)-1 || old.Index("frame_index") >= 0 {
+		t.Fatalf("Frames.At(0) = %+v", old)
+	}
+	if Frames.At(Frames.Minor) != Frames || Frames.At(-1) != nil || Frames.At(Frames.Minor+1) != nil {
+		t.Fatal("At outside the older minors")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "old.parquet")
+	var buf bytes.Buffer
+	w, err := NewWriter(old, &buf, Options{Common: testCommon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for row := range 5 {
+		vals := make([]any, 0, len(old.Columns)-NumCommon)
+		for _, c := range old.Columns[NumCommon:] {
+			vals = append(vals, sample(c, row))
+		}
+		if err := w.AppendRow(vals); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(src, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := schematest.Read(t, src)
+	if err := Frames.Validate(f.Schema); err != nil {
+		t.Fatalf("a frames@1.0 file does not validate as frames: %v", err)
+	}
+	if err := Validate(f.Schema); err != nil {
+		t.Fatalf("package Validate: %v", err)
+	}
+	// The current minor's files must still have every column.
+	if err := Frames.At(0).Validate(schematest.Read(t, writeCurrent(t, dir)).Schema); err == nil {
+		t.Fatal("a frames@1.1 file validates as frames@1.0")
+	}
+
+	out := filepath.Join(dir, "copy.parquet")
+	of, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Copy(context.Background(), Frames, of, []string{src})
+	of.Close()
+	if err != nil || n != 5 {
+		t.Fatalf("Copy: %d rows, %v", n, err)
+	}
+	got := schematest.Read(t, out)
+	if err := Frames.Validate(got.Schema); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := got.Schema.Metadata().GetValue(MetaMinor); v != "1" {
+		t.Fatalf("copied file has minor %q", v)
+	}
+	for i, m := range got.Maps() {
+		if m["frame_index"] != nil {
+			t.Fatalf("row %d: frame_index %v, want null", i, m["frame_index"])
+		}
+		if m["frame_id"] != sample(Frames.Columns[Frames.Index("frame_id")], i) {
+			t.Fatalf("row %d: frame_id %v", i, m["frame_id"])
+		}
+	}
+}
+
+// writeCurrent writes one frames row at the current minor.
+func writeCurrent(t *testing.T, dir string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewWriter(Frames, &buf, Options{Common: testCommon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := make([]any, 0, len(Frames.Columns)-NumCommon)
+	for _, c := range Frames.Columns[NumCommon:] {
+		vals = append(vals, sample(c, 0))
+	}
+	if err := w.AppendRow(vals); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "current.parquet")
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
