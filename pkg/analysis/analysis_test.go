@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/workspace"
+	gprof "github.com/google/pprof/profile"
 )
 
 // importProfiles imports and publishes files into a fresh workspace and
@@ -208,33 +211,46 @@ func TestHotspotsErrors(t *testing.T) {
 }
 
 // TestRankedMatchesAggregated reads every page of every sample type and
-// thread of profiles in several formats twice: by the extractor's rank
+// thread (and, for the synthetic profile, process) of profiles in several
+// formats twice: by the extractor's rank
 // (one row group of each table) and by aggregating the whole profile.
 // Rows, order, totals and the symbolized share must be the same.
 func TestRankedMatchesAggregated(t *testing.T) {
 	files, _ := filepath.Glob("../profile/testdata/*.pb.gz")
 	files = append(files, "../profile/testdata/self-driving-sim__py-spy-0.4.1.speedscope.json",
-		"../profile/testdata/speedscope__rust-mangled.linux-perf.txt")
+		"../profile/testdata/speedscope__rust-mangled.linux-perf.txt", synthProfile(t))
 	ws, runs := importProfiles(t, files...)
 	ctx := context.Background()
 	rankedReads := 0
 	for i, file := range files {
 		_, first := allHotspots(t, ws, HotspotsRequest{Input: runs[i]})
-		threads := append([]string{""}, first.Threads...)
+		filters := [][2]string{{"", ""}}
+		for _, th := range first.Threads {
+			filters = append(filters, [2]string{th, ""})
+		}
+		if strings.Contains(file, "synth") {
+			filters = append(filters, [2]string{"", "helper"}, [2]string{"main", "synth"}, [2]string{"main", "helper"})
+		}
 		for _, st := range first.SampleTypes {
-			for _, th := range threads {
-				req := HotspotsRequest{Input: runs[i], SampleType: st.Type, Thread: th}
+			for _, fl := range filters {
+				th := fl[0]
+				req := HotspotsRequest{Input: runs[i], SampleType: st.Type, Thread: th, Process: fl[1]}
 				s, err := query.OpenTables(ctx, ws, hotspotsTables...)
 				if err != nil {
 					t.Fatal(err)
 				}
-				sc, err := resolve(ctx, s, runs[i], th, "")
+				sc, err := resolve(ctx, s, runs[i], th, fl[1])
 				s.Close()
 				if err != nil {
 					t.Fatal(err)
 				}
+				if _, err := pick(sc.types, st.Type); err != nil {
+					continue // nothing under this filter (main in helper)
+				}
 				if sc.ranks[st.Type].usable() {
 					rankedReads++
+				} else if fl == [2]string{"", ""} && len(first.Threads) < 2 {
+					t.Errorf("%s %s: a one-thread profile is not read by rank", filepath.Base(file), st.Type)
 				}
 				byRank, a := allHotspots(t, ws, req)
 				forceAggregate = true
@@ -255,4 +271,64 @@ func TestRankedMatchesAggregated(t *testing.T) {
 	if rankedReads == 0 {
 		t.Fatal("no profile was read by rank")
 	}
+}
+
+// synthProfile writes a pprof profile built to stress the rank: 1,400
+// function names (pages cross the 1,024-rank row group; 200 names are in
+// two files, which pprof and the frame id merge into one function), many
+// ties in value (ordered by name), unsymbolized frames of two mappings of
+// one library (which share a frame id), negative values (a diff profile),
+// two sample types and two threads in two processes.
+func synthProfile(t *testing.T) string {
+	t.Helper()
+	mm := &gprof.Mapping{ID: 1, Start: 0x100000, Limit: 0x900000, File: "/bin/synth", HasFunctions: true}
+	ma := &gprof.Mapping{ID: 2, Start: 0x1000000, Limit: 0x1100000, File: "/a/libdup.so"}
+	mb := &gprof.Mapping{ID: 3, Start: 0x2000000, Limit: 0x2100000, File: "/b/libdup.so"}
+	p := &gprof.Profile{
+		Mapping:    []*gprof.Mapping{mm, ma, mb},
+		SampleType: []*gprof.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		Period:     1, PeriodType: &gprof.ValueType{Type: "cpu", Unit: "nanoseconds"},
+	}
+	var locs []*gprof.Location
+	for i := range 1600 {
+		name := fmt.Sprintf("pkg.f%04d", i%1400) // 200 names appear twice, in another file
+		fn := &gprof.Function{ID: uint64(i + 1), Name: name, SystemName: name, Filename: fmt.Sprintf("src/%d.go", i/1400)}
+		p.Function = append(p.Function, fn)
+		l := &gprof.Location{ID: uint64(i + 1), Mapping: mm, Address: mm.Start + uint64(i)*16, Line: []gprof.Line{{Function: fn, Line: int64(i)}}}
+		locs = append(locs, l)
+	}
+	for i, m := range []*gprof.Mapping{ma, mb} {
+		locs = append(locs, &gprof.Location{ID: uint64(1601 + i), Mapping: m, Address: m.Start + 0x10})
+	}
+	p.Location = locs
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 6000 {
+		depth := 1 + rng.IntN(8)
+		var stack []*gprof.Location
+		for range depth {
+			stack = append(stack, locs[rng.IntN(len(locs))])
+		}
+		v := int64(1 + rng.IntN(3)) // few distinct values: many ties
+		if i%7 == 0 {
+			v = -v
+		}
+		thread, proc := "main", "synth"
+		if i%3 == 0 {
+			thread, proc = "worker", "helper"
+		}
+		p.Sample = append(p.Sample, &gprof.Sample{Location: stack, Value: []int64{v, v * 10_000_000},
+			Label: map[string][]string{"thread": {thread}, "process": {proc}}})
+	}
+	path := filepath.Join(t.TempDir(), "synth.pb.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
