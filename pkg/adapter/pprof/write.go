@@ -11,8 +11,8 @@ import (
 	"github.com/flameox/flameox/pkg/evidence/schema"
 )
 
-// write emits frames, frame_measurements, call_edges, stacks and the
-// profile totals (measurements) through sink.
+// write emits frames, frame_measurements, the profile totals
+// (measurements), call_edges and stacks through sink.
 func (x *extraction) write(sink adapter.Sink) (*adapter.Extraction, error) {
 	res := &adapter.Extraction{Extractor: ExtractorName, Version: ExtractorVersion, Rows: map[string]int64{}, Limitations: x.lim}
 	ids := make([]string, len(x.g.Nodes))
@@ -22,6 +22,9 @@ func (x *extraction) write(sink adapter.Sink) (*adapter.Extraction, error) {
 		x.digests[i] = x.frameDigest(h, n)
 		ids[i] = digestID(x.digests[i])
 	}
+	// The ranking's tables are garbage once frames, frame_measurements and
+	// the totals are written, before the call edges and stacks, the
+	// largest tables, make the import's peak.
 	r := x.rank(ids)
 	if err := x.frames(sink, ids, r, res); err != nil {
 		return nil, err
@@ -29,13 +32,14 @@ func (x *extraction) write(sink adapter.Sink) (*adapter.Extraction, error) {
 	if err := x.measurements(sink, ids, r, res); err != nil {
 		return nil, err
 	}
+	if err := x.totalRows(sink, r, res); err != nil {
+		return nil, err
+	}
+	r = nil
 	if err := x.edgeRows(sink, ids, res); err != nil {
 		return nil, err
 	}
 	if err := x.stackRows(sink, ids, res); err != nil {
-		return nil, err
-	}
-	if err := x.totalRows(sink, r, res); err != nil {
 		return nil, err
 	}
 	if res.Limitations == nil {
