@@ -22,9 +22,9 @@ func (x *extraction) write(sink adapter.Sink) (*adapter.Extraction, error) {
 		x.digests[i] = x.frameDigest(h, n)
 		ids[i] = digestID(x.digests[i])
 	}
-	// The ranking's tables are garbage once frames, frame_measurements and
-	// the totals are written, before the call edges and stacks, the
-	// largest tables, make the import's peak.
+	// The ranking is garbage once frames, frame_measurements and the
+	// totals are written, before the call edges and stacks, the largest
+	// tables, make the import's peak (its last use is totalRows).
 	r := x.rank(ids)
 	if err := x.frames(sink, ids, r, res); err != nil {
 		return nil, err
@@ -35,7 +35,6 @@ func (x *extraction) write(sink adapter.Sink) (*adapter.Extraction, error) {
 	if err := x.totalRows(sink, r, res); err != nil {
 		return nil, err
 	}
-	r = nil
 	if err := x.edgeRows(sink, ids, res); err != nil {
 		return nil, err
 	}
