@@ -39,8 +39,8 @@ func Validate(s *arrow.Schema) error {
 // Validate checks that s, an evidence file's Arrow schema as read back by
 // pqarrow, has exactly t's columns (names, order, types, nullability) and
 // t's flameox metadata, or, for a file of an older minor version of t's
-// major, exactly that minor's columns (Table.At). Field metadata and non-flameox schema metadata (for
-// example PARQUET:field_id) are ignored.
+// major, exactly that minor's columns (Table.At). Field metadata and
+// non-flameox schema metadata (for example PARQUET:field_id) are ignored.
 func (t *Table) Validate(s *arrow.Schema) error {
 	if s == nil {
 		return &MismatchError{Table: t.ID(), Diffs: []string{"no schema"}}
