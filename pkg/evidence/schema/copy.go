@@ -17,6 +17,12 @@ import (
 // same writer settings as NewWriter. Rows keep their own publication
 // columns (generation id, publication time, extractor), which is what
 // compaction needs: merged rows still say where they came from.
+//
+// Sources of one row group share row groups (a capture's few rows each).
+// A source of several row groups keeps its boundaries: its writer chose
+// them (the profile extractor puts a profile's top ranks in a small first
+// row group, which hotspots find by statistics), and a large source
+// fills its row groups anyway.
 func Copy(ctx context.Context, t *Table, w io.Writer, srcs []string) (int64, error) {
 	cw, err := newWriter(t, w, 0, Common{})
 	if err != nil {
@@ -26,9 +32,9 @@ func Copy(ctx context.Context, t *Table, w io.Writer, srcs []string) (int64, err
 		cw.rb.Release()
 		return 0, err
 	}
-	var rows int64
+	var rows, inGroup int64
 	for _, src := range srcs {
-		n, err := copyFile(ctx, t, cw, src)
+		n, err := copyFile(ctx, t, cw, src, &inGroup)
 		rows += n
 		if err != nil {
 			cw.Close()
@@ -46,7 +52,9 @@ func Copy(ctx context.Context, t *Table, w io.Writer, srcs []string) (int64, err
 	return rows, nil
 }
 
-func copyFile(ctx context.Context, t *Table, cw *Writer, src string) (int64, error) {
+// copyFile appends src's rows to cw; inGroup counts the rows in cw's
+// current buffered row group.
+func copyFile(ctx context.Context, t *Table, cw *Writer, src string, inGroup *int64) (int64, error) {
 	pf, err := file.OpenParquetFile(src, false)
 	if err != nil {
 		return 0, err
@@ -65,7 +73,35 @@ func copyFile(ctx context.Context, t *Table, cw *Writer, src string) (int64, err
 	}
 	// Columns an older minor did not have are appended as nulls.
 	missing := t.Columns[sch.NumFields():]
-	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	groups := [][]int{nil} // every row group, buffered with its neighbours
+	if n := pf.NumRowGroups(); n > 1 {
+		groups = groups[:0]
+		for g := range n {
+			groups = append(groups, []int{g})
+		}
+	}
+	var rows int64
+	for _, g := range groups {
+		if g != nil && *inGroup > 0 {
+			if err := cw.fw.NewBufferedRowGroupChecked(); err != nil {
+				return rows, err
+			}
+			*inGroup = 0
+		}
+		n, err := copyGroups(ctx, t, cw, fr, g, missing)
+		rows += n
+		*inGroup += n
+		if err != nil {
+			return rows, err
+		}
+	}
+	return rows, nil
+}
+
+// copyGroups appends the rows of fr's row groups g (all when nil) to cw,
+// with missing columns as nulls.
+func copyGroups(ctx context.Context, t *Table, cw *Writer, fr *pqarrow.FileReader, g []int, missing []Column) (int64, error) {
+	rr, err := fr.GetRecordReader(ctx, nil, g)
 	if err != nil {
 		return 0, err
 	}

@@ -5,8 +5,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/flameox/flameox/pkg/evidence/schema/schematest"
 )
 
@@ -106,4 +108,67 @@ func writeCurrent(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestCopyKeepsRowGroups: sources of one row group share the segment's row
+// groups; a source of several keeps its boundaries (the profile
+// extractor's small first row group of top ranks survives compaction).
+func TestCopyKeepsRowGroups(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, groups ...int) string {
+		var buf bytes.Buffer
+		w, err := NewWriter(Frames, &buf, Options{Common: testCommon})
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := 0
+		for gi, n := range groups {
+			for range n {
+				vals := make([]any, 0, len(Frames.Columns)-NumCommon)
+				for _, c := range Frames.Columns[NumCommon:] {
+					vals = append(vals, sample(c, row))
+				}
+				if err := w.AppendRow(vals); err != nil {
+					t.Fatal(err)
+				}
+				row++
+			}
+			if gi < len(groups)-1 {
+				if err := w.Flush(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if _, err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	srcs := []string{write("a", 3), write("b", 4, 5, 6), write("c", 2), write("d", 1)}
+	out := filepath.Join(dir, "segment.parquet")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Copy(context.Background(), Frames, f, srcs)
+	f.Close()
+	if err != nil || n != 21 {
+		t.Fatalf("Copy: %d rows, %v", n, err)
+	}
+	pf, err := file.OpenParquetFile(out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	var got []int64
+	for g := range pf.NumRowGroups() {
+		got = append(got, pf.MetaData().RowGroup(g).NumRows())
+	}
+	if want := []int64{3, 4, 5, 6 + 2 + 1}; !slices.Equal(got, want) {
+		t.Fatalf("row groups %v, want %v", got, want)
+	}
 }
