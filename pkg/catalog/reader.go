@@ -266,7 +266,8 @@ func (r *Reader) Options() Options { return r.opts }
 // stopping its threads and freeing its buffers and catalog takes ~5 ms,
 // which a command would otherwise add to every answer, and nothing waits
 // on it (the instance is in memory; the files it read are immutable). A
-// process that exits meanwhile just skips it. Readers that spilled are closed synchronously (closeWait).
+// process that exits meanwhile just skips it. A reader that spilled is
+// closed synchronously (closeWait), so its spill directory is removed.
 func (r *Reader) Close() error {
 	if r.db == nil {
 		return nil
