@@ -46,6 +46,7 @@ const (
 	NotFound         Code = "NOT_FOUND"         // the named run, artifact or record does not exist
 	StaleCursor      Code = "STALE_CURSOR"      // a cursor from another commit, query or filter
 	RevisionConflict Code = "REVISION_CONFLICT" // a compare-and-swap lost a race
+	StorageFull      Code = "STORAGE_FULL"      // a write found its file system full or over quota
 )
 
 // Exit codes shared by every binary (SPEC §2).
@@ -64,7 +65,9 @@ const (
 
 // exitCodes is the one place codes become exit statuses. WORKSPACE_INVALID is
 // refined in ExitCode: a bad configuration file is a usage error (2), damaged
-// workspace state is an integrity failure (5).
+// workspace state is an integrity failure (5). STORAGE_FULL is 3, like a
+// missing capability: a resource of the environment, which the user must
+// free before the same command can succeed.
 var exitCodes = map[Code]int{
 	WorkspaceNotFound:        ExitUsage,
 	WorkspaceInvalid:         ExitIntegrity,
@@ -87,6 +90,7 @@ var exitCodes = map[Code]int{
 	NotFound:                 ExitNegative,
 	StaleCursor:              ExitConcurrency,
 	RevisionConflict:         ExitConcurrency,
+	StorageFull:              ExitCapability,
 }
 
 // Codes lists every code in a stable order (for docs and schema enums).
@@ -172,21 +176,33 @@ func (e *Error) ExitCode() int {
 	return ExitNegative
 }
 
-// As finds the *Error in err's chain. Anything else becomes INTERNAL_ERROR
+// As finds the *Error in err's chain. A chain that holds ENOSPC or EDQUOT
+// (or a library's text for them) becomes STORAGE_FULL, whatever code a call
+// site gave it; anything else without an *Error becomes INTERNAL_ERROR
 // carrying the original text, so callers always have a structured error.
 func As(err error) *Error {
 	if err == nil {
 		return nil
 	}
 	var fe *Error
-	if errors.As(err, &fe) {
+	if errors.As(err, &fe) && fe.Code == StorageFull {
+		return fe
+	}
+	if sf := storageFull(err, fe); sf != nil {
+		return sf
+	}
+	if fe != nil {
 		return fe
 	}
 	return Wrap(InternalError, err, "unexpected error").Fix("This is a bug in flameox; please report it with the command you ran.")
 }
 
-// Is reports whether err carries the given code.
+// Is reports whether err carries the given code (STORAGE_FULL as As
+// would report it).
 func Is(err error, code Code) bool {
+	if code == StorageFull {
+		return err != nil && As(err).Code == StorageFull
+	}
 	var fe *Error
 	return errors.As(err, &fe) && fe.Code == code
 }
