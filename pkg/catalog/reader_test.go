@@ -169,34 +169,35 @@ func TestOpenRefusesSymlinkAndSize(t *testing.T) {
 func TestTimeoutAndCancel(t *testing.T) {
 	f := newFixture(t)
 	f.publish("g1", []corpus.GenerationFile{f.file("g1", schema.Runs, 0, [][]any{runRow("a", 0, "registered")})}, nil)
+	// The query below would run for hours: only the budget or a cancel can
+	// end it. The test asserts which error ends it and that the reader is
+	// still usable, never how long that took (a loaded machine may take
+	// longer to interrupt DuckDB; the test binary's -timeout catches a hang).
 	r := openHead(t, f.root, Options{QueryTimeout: 200 * time.Millisecond})
 	slow := Query{Name: "test.slow", Version: "3", SQL: "SELECT sum(a.range * b.range) FROM range(100000000) a, range(100000000) b"}
-	start := time.Now()
 	err := r.Scan(context.Background(), slow, nil, func(rows *sql.Rows) error {
 		for rows.Next() {
 		}
 		return nil
 	})
-	el := time.Since(start)
 	fe := wantCode(t, err, fault.QueryBudgetExceeded)
 	if fe.Retryable || fe.Details["query"] != "test.slow" || fe.Details["query_version"] != "3" {
 		t.Fatalf("error = %+v", fe)
 	}
-	if el > time.Second {
-		t.Fatalf("timeout took %s", el)
-	}
-	t.Logf("timeout returned after %s", el)
 	if n := count(t, r, "runs"); n != 1 {
 		t.Fatalf("reader unusable after timeout: %d", n)
 	}
 
+	// Cancellation is tested on a reader whose budget cannot run out first,
+	// so a late timer on a loaded machine cannot turn it into a timeout.
+	rc := openHead(t, f.root, Options{QueryTimeout: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	wantCode(t, r.Scan(ctx, slow, nil, func(*sql.Rows) error { return nil }), fault.ProcessCancelled)
+	wantCode(t, rc.Scan(ctx, slow, nil, func(*sql.Rows) error { return nil }), fault.ProcessCancelled)
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
-	wantCode(t, r.Scan(ctx, slow, nil, func(*sql.Rows) error { return nil }), fault.ProcessCancelled)
-	if n := count(t, r, "runs_current"); n != 1 {
+	wantCode(t, rc.Scan(ctx, slow, nil, func(*sql.Rows) error { return nil }), fault.ProcessCancelled)
+	if n := count(t, rc, "runs_current"); n != 1 {
 		t.Fatalf("reader unusable after cancel: %d", n)
 	}
 
@@ -208,32 +209,6 @@ func TestTimeoutAndCancel(t *testing.T) {
 	limit, fetch := r.RowCap(5000)
 	if limit != DefaultMaxRows || fetch != DefaultMaxRows+1 {
 		t.Fatalf("RowCap = %d, %d", limit, fetch)
-	}
-}
-
-// TestOpenLatency fails when opening a Reader and running a small query
-// stops being cheap (the budget is 100 ms; the bound leaves CI slack).
-func TestOpenLatency(t *testing.T) {
-	f := newFixture(t)
-	rows := make([][]any, 10000)
-	for i := range rows {
-		rows[i] = runRow(string(rune('a'+i%26))+time.Duration(i).String(), 0, "registered")
-	}
-	f.publish("g1", []corpus.GenerationFile{f.file("g1", schema.Runs, 0, rows)}, nil)
-	best := time.Hour
-	for range 5 {
-		start := time.Now()
-		r, err := OpenHead(context.Background(), f.root, Options{})
-		must(t, err)
-		if n := count(t, r, "runs_current WHERE capture_status = 'registered'"); n != 10000 {
-			t.Fatalf("count = %d", n)
-		}
-		r.Close()
-		best = min(best, time.Since(start))
-	}
-	t.Logf("open + count over 10K runs: %s", best)
-	if best > 250*time.Millisecond {
-		t.Fatalf("open + count took %s, want well under 100 ms", best)
 	}
 }
 

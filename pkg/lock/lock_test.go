@@ -75,8 +75,10 @@ func TestTimeoutAcrossProcesses(t *testing.T) {
 	if fe.Code != fault.WriteLockTimeout || fe.ExitCode() != 7 || !fe.Retryable || fe.Details["lock"] != "write" {
 		t.Fatalf("got %+v", fe)
 	}
-	if d := time.Since(start); d < 250*time.Millisecond || d > 3*time.Second {
-		t.Fatalf("waited %v", d)
+	// It waited at least its budget before giving up; how much longer a
+	// loaded machine took is not this test's business.
+	if d := time.Since(start); d < 250*time.Millisecond {
+		t.Fatalf("gave up after %v, before its 300 ms budget", d)
 	}
 	rel, err := s.Lock(context.Background(), Retention, true)
 	if err != nil {

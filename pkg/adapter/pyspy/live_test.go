@@ -15,14 +15,13 @@ import (
 	"github.com/flameox/flameox/pkg/run"
 )
 
-const burnPy = `import time
-
-
-def burn():
-    t = time.perf_counter()
+// burn does a fixed amount of work rather than running for a fixed stretch
+// of wall time, so its share of the samples does not shrink when a loaded
+// machine slows the interpreter's start-up.
+const burnPy = `def burn():
     x = 0
-    while time.perf_counter() - t < 1.0:
-        x += 1
+    for i in range(10000000):
+        x += i
     return x
 
 

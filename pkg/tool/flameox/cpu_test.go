@@ -201,7 +201,10 @@ int main(void) { cold(); hot_loop(); return 0; }
 func TestPySpyCaptureHotspots(t *testing.T) {
 	need(t, "py-spy", "python3")
 	dir := initProject(t)
-	script := "import time\ndef burn():\n    t = time.time()\n    x = 0\n    while time.time() - t < 1.0:\n        x += 1\n    return x\ndef idle():\n    return sum(range(1000))\nidle()\nburn()\n"
+	// burn does a fixed amount of work, not a fixed stretch of wall time: on
+	// a loaded machine start-up (imports, site) takes longer, and so must
+	// burn, or its share of the samples would depend on the load.
+	script := "def burn():\n    x = 0\n    for i in range(10000000):\n        x += i\n    return x\ndef idle():\n    return sum(range(1000))\nidle()\nburn()\n"
 	os.WriteFile(filepath.Join(dir, "burn.py"), []byte(script), 0o644)
 	os.WriteFile(filepath.Join(dir, "flameox.toml"), []byte("schema_version = 1\n[workloads.burn]\nargv = [\"python3\", \"burn.py\"]\ntimeout_seconds = 60\n"), 0o644)
 	mustOK(t, flameox(t, dir, "workload", "approve", "burn"))
