@@ -238,18 +238,9 @@ func captureRun(ctx context.Context, c *Context, args []string) error {
 }
 
 // captureExit turns a recorded but unsuccessful run into the exit status
-// of SPEC §2 (the result has been printed already).
-func captureExit(m *run.Manifest) error {
-	switch {
-	case m.ExecutionStatus == run.ExecTimedOut || m.ExecutionStatus == run.ExecCancelled:
-		return &cli.NegativeResult{Code: fault.ExitCancelled, Message: "the workload " + strings.ReplaceAll(m.ExecutionStatus, "_", " ")}
-	case m.ExecutionStatus == run.ExecFailed || m.CaptureStatus == run.CaptureFailed:
-		return &cli.NegativeResult{Code: fault.ExitProcess, Message: "the capture failed; see the run for details"}
-	case m.ValidationStatus == run.ValidationFailed || m.ValidationStatus == run.ValidationError:
-		return &cli.NegativeResult{Code: fault.ExitNegative, Message: "validation " + m.ValidationStatus}
-	}
-	return nil
-}
+// of its outcome (the result has been printed already), the same one
+// fox-capture uses (run.OutcomeRules, docs/exit-codes.md).
+func captureExit(m *run.Manifest) error { return foxcapture.RunExit(m) }
 
 func renderCapture(w io.Writer, res *capture.Result) {
 	m := res.Run

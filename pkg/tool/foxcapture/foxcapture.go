@@ -8,12 +8,15 @@
 //
 // Each import creates a new run and writes one `run` record (JSON line) on
 // stdout; pipe them into fox-publish. Human messages go to stderr. Exit
-// codes are those of every flameox tool (docs/exit-codes.md).
+// codes are those of every flameox tool (docs/exit-codes.md); `run` writes
+// its run record and then exits with the status of the run's outcome
+// (RunExit), exactly as `flameox capture run` does.
 package foxcapture
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -160,8 +163,30 @@ func captureCmd(ctx context.Context, env *cli.Env, verb string, args []string) e
 		}
 	}
 	res, err := svc.Execute(ctx, req)
+	var ab *capture.Abandoned
+	if errors.As(err, &ab) {
+		// The run is terminal: its record goes first, so fox-publish still
+		// publishes it, then the error record says why it never ran.
+		if werr := w.Write(run.NewRecord(ws.Root, ab.Run)); werr != nil {
+			return werr
+		}
+		return ab.Err
+	}
 	if err != nil {
 		return err
 	}
-	return w.Write(run.NewRecord(ws.Root, res.Run))
+	if err := w.Write(run.NewRecord(ws.Root, res.Run)); err != nil {
+		return err
+	}
+	return RunExit(res.Run)
+}
+
+// RunExit ends a capture whose run was recorded (and written) with the
+// exit status of its outcome, the same for every tool (run.OutcomeRules,
+// docs/exit-codes.md); nil when the run succeeded.
+func RunExit(m *run.Manifest) error {
+	if code, why := run.ExitStatus(m); code != 0 {
+		return &cli.NegativeResult{Code: code, Message: why}
+	}
+	return nil
 }
