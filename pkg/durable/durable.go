@@ -89,21 +89,29 @@ func CreateExclusiveAlias(path, alias string, data []byte, perm fs.FileMode, als
 // WriteSynced creates path (which must not exist) with data and fsyncs
 // the data but not the directory: for staged files whose name does not
 // have to survive a crash, only their content once they are linked into
-// place (and that directory synced).
+// place (and that directory synced). On failure it removes what it created.
 func WriteSynced(path string, data []byte, perm fs.FileMode) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
 	}
+	// The *os.PathError of Write, Sync and Close names path and keeps the
+	// errno (fault.As turns ENOSPC into STORAGE_FULL naming its directory).
 	if _, err := f.Write(data); err != nil {
 		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+		os.Remove(path)
+		return err
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return fmt.Errorf("fsync %s: %w", path, err)
+		os.Remove(path)
+		return err
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		os.Remove(path)
+		return err
+	}
+	return nil
 }
 
 // WriteVolatile atomically replaces path with data, without fsync: a
@@ -144,7 +152,7 @@ func writeTemp(path string, data []byte, perm fs.FileMode, sync bool) (string, e
 	}
 	if err != nil {
 		os.Remove(name)
-		return "", fmt.Errorf("write %s: %w", name, err)
+		return "", err // an *os.PathError naming the file, errno kept
 	}
 	return name, nil
 }
@@ -186,7 +194,7 @@ func SyncDir(dir string) error {
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil {
-		return fmt.Errorf("fsync directory %s: %w", dir, err)
+		return err // an *os.PathError naming dir
 	}
 	return nil
 }
