@@ -124,7 +124,7 @@ func Report(env *Env, err error) int {
 	if errors.Is(err, context.Canceled) && fe.Code == fault.InternalError {
 		fe = fault.Wrap(fault.ProcessCancelled, err, "interrupted")
 	}
-	fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, fe.Human())
+	fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, SafeLines(fe.Human()))
 	switch env.Mode {
 	case JSON:
 		writeJSON(env.Stdout, ErrorEnvelope{SchemaVersion: 1, OK: false, Error: fe})
@@ -164,24 +164,25 @@ type ErrorRecord struct {
 func writeJSON(w io.Writer, v any) {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err == nil {
-		w.Write(append(data, '\n'))
+		w.Write(append(EscapeJSON(data), '\n'))
 	}
 }
 
 func writeJSONLine(w io.Writer, v any) {
 	data, err := json.Marshal(v)
 	if err == nil {
-		w.Write(append(data, '\n'))
+		w.Write(append(EscapeJSON(data), '\n'))
 	}
 }
 
-// PrintJSON writes v as an indented JSON document (the --json form).
+// PrintJSON writes v as an indented JSON document (the --json form), with
+// the characters EscapeJSON names escaped.
 func PrintJSON(w io.Writer, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fault.Wrap(fault.InternalError, err, "encode result")
 	}
-	_, err = w.Write(append(data, '\n'))
+	_, err = w.Write(append(EscapeJSON(data), '\n'))
 	return err
 }
 

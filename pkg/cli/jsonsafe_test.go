@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/flameox/flameox/pkg/fault"
 )
 
 func TestEscapeJSON(t *testing.T) {
@@ -110,4 +112,35 @@ func decodeJSON(t *testing.T, b []byte) any {
 		t.Fatalf("decode %q: %v", b, err)
 	}
 	return v
+}
+
+// TestOutputEscapes: every JSON flameox prints through this package (the
+// --json result, the error envelope, the error record) and the error text
+// on stderr carry no raw bidi or C1 control.
+func TestOutputEscapes(t *testing.T) {
+	evil := "evil\u202eexe\u009b[2J"
+	fe := fault.New(fault.ArtifactParseFailed, "bad frame %s", evil).Fix("rename " + evil)
+	for _, mode := range []OutputMode{Human, JSON, Records} {
+		var stdout, stderr bytes.Buffer
+		env := &Env{Stdout: &stdout, Stderr: &stderr, Mode: mode, Name: "fox-test"}
+		Report(env, fe)
+		for _, out := range []string{stdout.String(), stderr.String()} {
+			if strings.ContainsAny(out, "\u202e\u009b") {
+				t.Errorf("mode %d: raw control in %q", mode, out)
+			}
+		}
+		if !strings.Contains(stderr.String(), `evil\u202eexe\u009b[2J`) || !strings.Contains(stderr.String(), "\n  hint: rename") {
+			t.Errorf("mode %d: stderr %q", mode, stderr.String())
+		}
+		if mode != Human && !strings.Contains(stdout.String(), `evil\u202eexe\u009b[2J`) {
+			t.Errorf("mode %d: stdout %q", mode, stdout.String())
+		}
+	}
+	var out bytes.Buffer
+	if err := PrintJSON(&out, map[string]string{"name": evil}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\n  \"name\": \"evil\\u202eexe\\u009b[2J\"\n}\n"; out.String() != want {
+		t.Errorf("PrintJSON = %q, want %q", out.String(), want)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"sync"
+
+	"github.com/flameox/flameox/pkg/cli"
 )
 
 // Writer writes records to a stream, one line per call, each with a single
@@ -25,7 +27,9 @@ func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 // Write marshals v compactly as one line and writes it. v must marshal to a
 // JSON object with a valid header (usually a struct embedding Header) within
 // DefaultMaxLineBytes and DefaultMaxDepth; otherwise Write writes nothing
-// and returns an error. HTML characters are not escaped.
+// and returns an error. HTML characters are not escaped; the characters
+// cli.EscapeJSON names (C1 controls, bidirectional controls) are, so that no
+// stage of a pipeline hands a terminal a raw control from an artifact.
 func (w *Writer) Write(v any) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -35,7 +39,7 @@ func (w *Writer) Write(v any) error {
 	if err := enc.Encode(v); err != nil { // Encode appends "\n"
 		return fmt.Errorf("record: %w", err)
 	}
-	line := w.buf.Bytes()
+	line := cli.EscapeJSON(w.buf.Bytes())
 	if n := len(line) - 1; n > DefaultMaxLineBytes {
 		return fmt.Errorf("record: %T encodes to %d bytes, over the %d-byte line budget", v, n, DefaultMaxLineBytes)
 	}
@@ -45,7 +49,8 @@ func (w *Writer) Write(v any) error {
 	return w.write(line)
 }
 
-// WriteRaw writes raw.Line unchanged, followed by "\n". It is how a filter
+// WriteRaw writes raw.Line, followed by "\n", unchanged but for the escapes
+// of cli.EscapeJSON (which keep its decoded value). It is how a filter
 // passes on records it does not interpret. The line must be a well-formed
 // record (as every Raw from a Reader is), but is not held to the budgets:
 // the reader that accepted it already applied them.
@@ -59,7 +64,7 @@ func (w *Writer) WriteRaw(raw *Raw) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf.Reset()
-	w.buf.Write(raw.Line)
+	w.buf.Write(cli.EscapeJSON(raw.Line))
 	w.buf.WriteByte('\n')
 	return w.write(w.buf.Bytes())
 }

@@ -179,3 +179,35 @@ func TestWriterConcurrent(t *testing.T) {
 		t.Errorf("read %d records, want 800", n)
 	}
 }
+
+// TestWriterEscapesControls: encoding/json leaves C1 and bidirectional
+// controls raw; the Writer escapes them (in Write and WriteRaw alike), and
+// the value a Reader decodes is unchanged.
+func TestWriterEscapesControls(t *testing.T) {
+	note := "evil\u202eexe\u009b[2J\u2066"
+	var out bytes.Buffer
+	w := NewWriter(&out)
+	if err := w.Write(testRun{Header: Header{KindRun, 1}, RunID: "r1", Note: note}); err != nil {
+		t.Fatal(err)
+	}
+	raw := []byte("{\"record\":\"run\",\"schema_version\":1,\"run_id\":\"r2\",\"note\":\"" + note + "\"}")
+	if err := w.WriteRaw(&Raw{Line: raw}); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"record":"run","schema_version":1,"run_id":"r1","note":"evil\u202eexe\u009b[2J\u2066"}
+{"record":"run","schema_version":1,"run_id":"r2","note":"evil\u202eexe\u009b[2J\u2066"}
+`
+	if got := out.String(); got != want {
+		t.Errorf("output:\n%s\nwant:\n%s", got, want)
+	}
+	r := NewReader(strings.NewReader(out.String()), "out")
+	for r.Scan() {
+		var got testRun
+		if err := r.Record().(*Raw).Decode(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Note != note {
+			t.Errorf("decoded note %q, want %q", got.Note, note)
+		}
+	}
+}
