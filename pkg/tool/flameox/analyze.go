@@ -61,7 +61,7 @@ func (c *Context) record(ctx context.Context, res analysis.Recordable, started t
 }
 
 func renderHotspots(w io.Writer, res *analysis.HotspotsResult, rec *analysis.Recorded) {
-	fmt.Fprintf(w, "%s of %s (%s), run %s\n", res.SampleType.Type, cli.Safe(res.Source.DisplayName), res.Source.ArtifactID, res.Source.RunID)
+	fmt.Fprintf(w, "%s of %s (%s), run %s\n", cli.Name(res.SampleType.Type), cli.Name(res.Source.DisplayName), res.Source.ArtifactID, res.Source.RunID)
 	fmt.Fprintf(w, "total %s over %d sample record(s); %.1f%% symbolized; commit %s\n",
 		formatValue(res.SampleType.Total, res.SampleType.Unit), res.SampleType.Samples, 100*res.SymbolizedFraction, corpus.Short(res.CorpusCommitID))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
@@ -69,10 +69,10 @@ func renderHotspots(w io.Writer, res *analysis.HotspotsResult, rec *analysis.Rec
 	for _, r := range res.Rows {
 		loc := ""
 		if r.File != "" {
-			loc = "  " + cli.Safe(r.File)
+			loc = "  " + cli.Name(r.File)
 		}
 		fmt.Fprintf(tw, "%s\t%.2f%%\t%s\t%.2f%%\t %s%s\t\n", formatValue(r.Self, res.SampleType.Unit), 100*r.SelfFraction,
-			formatValue(r.Inclusive, res.SampleType.Unit), 100*r.InclusiveFraction, cli.Safe(r.Function), loc)
+			formatValue(r.Inclusive, res.SampleType.Unit), 100*r.InclusiveFraction, cli.Name(r.Function), loc)
 	}
 	tw.Flush()
 	footer(w, res.Returned, res.Total, res.Truncated, res.Cursor)
@@ -142,10 +142,10 @@ func stacksEdges(callers bool) func(ctx context.Context, c *Context, args []stri
 			if callers {
 				dir = "callers of"
 			}
-			fmt.Fprintf(w, "%s %s (%s, cum %s)\n", dir, cli.Safe(res.Focus.Function), res.SampleType.Type, formatValue(res.Focus.Inclusive, res.SampleType.Unit))
+			fmt.Fprintf(w, "%s %s (%s, cum %s)\n", dir, cli.Name(res.Focus.Function), cli.Name(res.SampleType.Type), formatValue(res.Focus.Inclusive, res.SampleType.Unit))
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			for _, e := range res.Edges {
-				fmt.Fprintf(tw, "  %s\t%.1f%%\t%s\t%s\n", formatValue(e.Value, res.SampleType.Unit), 100*e.Fraction, cli.Safe(e.Function), e.FrameID)
+				fmt.Fprintf(tw, "  %s\t%.1f%%\t%s\t%s\n", formatValue(e.Value, res.SampleType.Unit), 100*e.Fraction, cli.Name(e.Function), e.FrameID)
 			}
 			tw.Flush()
 			footer(w, res.Returned, res.Total, res.Truncated, res.Cursor)
@@ -175,11 +175,11 @@ func stacksExamples(ctx context.Context, c *Context, args []string) error {
 		return err
 	}
 	return c.emit(res, func(w io.Writer) {
-		fmt.Fprintf(w, "stacks through %s (%s)\n", cli.Safe(res.Focus.Function), res.SampleType.Type)
+		fmt.Fprintf(w, "stacks through %s (%s)\n", cli.Name(res.Focus.Function), cli.Name(res.SampleType.Type))
 		for i, ex := range res.Examples {
 			fmt.Fprintf(w, "#%d  %s (%.1f%% of the frame)", i+1, formatValue(ex.Value, res.SampleType.Unit), 100*ex.Fraction)
 			if ex.Thread != "" {
-				fmt.Fprintf(w, "  thread %s", cli.Safe(ex.Thread))
+				fmt.Fprintf(w, "  thread %s", cli.Name(ex.Thread))
 			}
 			fmt.Fprintln(w)
 			if ex.Truncated {
@@ -190,7 +190,7 @@ func stacksExamples(ctx context.Context, c *Context, args []string) error {
 				if f.Focus {
 					mark = "> "
 				}
-				fmt.Fprintf(w, "  %s%s\n", mark, cli.Safe(f.Function))
+				fmt.Fprintf(w, "  %s%s\n", mark, cli.Name(f.Function))
 			}
 		}
 		footer(w, res.Returned, res.Total, res.Truncated, res.Cursor)

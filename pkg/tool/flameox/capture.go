@@ -43,7 +43,7 @@ func workloadList(ctx context.Context, c *Context, args []string) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "WORKLOAD\tAPPROVAL\tPARAMETERS\tORACLE\tTIMEOUT")
 		for _, s := range res.Workloads {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%gs\n", s.Name, s.Approval, strings.Join(s.ParameterNames, ","), orDash(s.OracleStrength), s.TimeoutSeconds)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%gs\n", cli.Name(s.Name), s.Approval, cli.Name(strings.Join(s.ParameterNames, ",")), orDash(s.OracleStrength), s.TimeoutSeconds)
 		}
 		tw.Flush()
 	})
@@ -258,7 +258,7 @@ func renderCapture(w io.Writer, res *capture.Result) {
 		fmt.Fprintf(w, "containment  %s\n", m.Containment.State)
 	}
 	for _, a := range m.Artifacts {
-		fmt.Fprintf(w, "artifact     %s %s (%s, %d bytes)\n", a.ArtifactID, cli.Safe(a.DisplayName), a.Kind, a.ByteLength)
+		fmt.Fprintf(w, "artifact     %s %s (%s, %d bytes)\n", a.ArtifactID, cli.Name(a.DisplayName), a.Kind, a.ByteLength)
 	}
 	if m.Validation != nil {
 		fmt.Fprintf(w, "validation   %s\n", cli.Safe(m.Validation.Reason))
@@ -289,7 +289,7 @@ func capabilities(ctx context.Context, c *Context, args []string) error {
 				notes = append(notes, k+"="+v)
 			}
 			sort.Strings(notes)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Adapter, a.Status, orDash(a.Version), cli.Safe(strings.Join(notes, " ")))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Adapter, a.Status, cli.Name(orDash(a.Version)), cli.Safe(strings.Join(notes, " ")))
 			for _, r := range a.Remediation {
 				fmt.Fprintf(tw, "\t\t\tfix: %s\n", cli.Safe(r))
 			}

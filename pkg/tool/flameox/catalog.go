@@ -42,7 +42,7 @@ func measurementsQuery(ctx context.Context, c *Context, args []string) error {
 			} else if m.ValueFloat != nil {
 				v = fmt.Sprint(*m.ValueFloat)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%v\n", m.RunID, cli.Safe(m.Name), v, m.Unit, cli.Safe(m.WorkerID),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%v\n", m.RunID, cli.Name(m.Name), v, cli.Name(m.Unit), cli.Name(m.WorkerID),
 				optInt(m.WorkerRunIndex), optInt(m.ValueIndex), m.IsWarmup)
 		}
 		tw.Flush()

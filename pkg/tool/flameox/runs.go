@@ -63,7 +63,7 @@ func importCmd(ctx context.Context, c *Context, args []string) error {
 				dedup = " (identical bytes already stored)"
 			}
 			fmt.Fprintf(w, "imported %s\n  artifact %s%s\n  run      %s\n  kind     %s, %s\n",
-				cli.Safe(r.Registration.DisplayName), r.ArtifactID, dedup, r.Run.RunID, r.Registration.Kind, r.Registration.Sensitivity)
+				cli.Name(r.Registration.DisplayName), r.ArtifactID, dedup, r.Run.RunID, r.Registration.Kind, r.Registration.Sensitivity)
 		}
 		fmt.Fprintf(w, "published as commit %s\n", corpus.Short(pub.CommitID))
 	})
@@ -163,7 +163,7 @@ func runsShow(ctx context.Context, c *Context, args []string) error {
 			fmt.Fprintf(w, "source      %s (%s)\n", m.SourceState.SourceStateID, m.SourceState.IdentityQuality)
 		}
 		for _, a := range m.Artifacts {
-			fmt.Fprintf(w, "artifact    %s %s (%s, %s, %d bytes)\n", a.ArtifactID, cli.Safe(a.DisplayName), a.Kind, a.Sensitivity, a.ByteLength)
+			fmt.Fprintf(w, "artifact    %s %s (%s, %s, %d bytes)\n", a.ArtifactID, cli.Name(a.DisplayName), a.Kind, a.Sensitivity, a.ByteLength)
 		}
 		if m.Error != nil {
 			fmt.Fprintf(w, "error       %s\n", cli.Safe(m.Error.Error()))
@@ -195,7 +195,7 @@ func artifactsList(ctx context.Context, c *Context, args []string) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ARTIFACT\tBYTES\tKINDS\tSENSITIVITY\tREGISTRATIONS\tNAME")
 		for _, a := range res.Artifacts {
-			fmt.Fprintf(tw, "%s\t%d\t%v\t%s\t%d\t%s\n", a.ArtifactID, a.ByteLength, a.Kinds, a.EffectiveSensitivity, a.Registrations, cli.Safe(a.DisplayName))
+			fmt.Fprintf(tw, "%s\t%d\t%v\t%s\t%d\t%s\n", a.ArtifactID, a.ByteLength, a.Kinds, a.EffectiveSensitivity, a.Registrations, cli.Name(a.DisplayName))
 		}
 		tw.Flush()
 		footer(w, res.Returned, res.Total, res.Truncated, res.Cursor)
@@ -221,7 +221,7 @@ func artifactsShow(ctx context.Context, c *Context, args []string) error {
 	return c.emit(d, func(w io.Writer) {
 		fmt.Fprintf(w, "artifact    %s\nbytes       %d\npayload     %s\nsensitivity %s (effective)\n", d.ArtifactID, d.ByteLength, d.PayloadPath, d.EffectiveSensitivity)
 		for _, r := range d.Registrations {
-			fmt.Fprintf(w, "registered  run %s as %s (%s, %s, role %s, by %s)\n", r.RunID, cli.Safe(r.DisplayName), r.Kind, r.Sensitivity, r.Role, cli.Safe(r.Producer))
+			fmt.Fprintf(w, "registered  run %s as %s (%s, %s, role %s, by %s)\n", r.RunID, cli.Name(r.DisplayName), r.Kind, r.Sensitivity, r.Role, cli.Name(r.Producer))
 		}
 	})
 }

@@ -110,7 +110,7 @@ func render(w io.Writer, in *mcpserver.Inspection) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tHINTS\tARGUMENTS")
 	for _, t := range in.Tools {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, hints(t), arguments(t.InputSchema))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", cli.Name(t.Name), hints(t), arguments(t.InputSchema))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nResource templates:")
