@@ -10,9 +10,10 @@ import (
 // came out of an artifact or the file system) harmless on a terminal:
 // control characters (C0, DEL and C1, among them U+009B, the 8-bit CSI),
 // escape sequences, bidirectional controls (U+202E and the rest of
-// category Cf), the line and paragraph separators and U+FFFD (what invalid UTF-8 reads as) are replaced by
-// their quoted escapes, so they are visible instead of acted on. Safe does
-// not shorten s; Cut does both for names in text output.
+// category Cf), the line and paragraph separators and U+FFFD (what invalid
+// UTF-8 reads as) are replaced by their quoted escapes, so they are visible
+// instead of acted on. Safe does not shorten s; Cut does both for names in
+// text output.
 func Safe(s string) string {
 	clean := true
 	for _, r := range s {
