@@ -75,9 +75,12 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		return nil, fault.Wrap(fault.ProcessFailed, err, "cannot start %s", p.path).With("path", p.path)
 	}
 	res.Pid = pid
+	// The tree is registered before anything can scan: from now on an
+	// orphan of this child is this run's (see owner), and no other run's.
+	t := newTree(pid, pipeInode(outR), pipeInode(errR))
+	t.register()
 	out := startCapture(outR, spec.Stdout, p.StdoutLimit)
 	errc := startCapture(errR, spec.Stderr, p.StderrLimit)
-	t := newTree(pid)
 
 	done := make(chan struct{})
 	var wall time.Duration
@@ -94,7 +97,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	defer func() {
 		if r := recover(); r != nil { // from OnStart: do not leave the tree running
 			t.terminate(0)
-			go func() { <-done; unix.Wait4(pid, nil, 0, nil) }()
+			go func() { <-done; unix.Wait4(pid, nil, 0, nil); t.unregister() }()
 			panic(r)
 		}
 	}()
@@ -108,6 +111,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	case <-done:
 		res.Wall = wall
 		reapRoot(pid, res)
+		t.unregister()
 		res.PeakRSS, res.PeakRSSSource = peakRSS(res.PeakRSS, vmHWM(os.Getpid()), hwm)
 	case <-time.After(killWindow):
 		// SIGKILLed yet not exiting (uninterruptible sleep): reap it later.
@@ -115,7 +119,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		if !slices.Contains(res.Leftover, pid) {
 			res.Leftover = append(res.Leftover, pid)
 		}
-		go func() { <-done; unix.Wait4(pid, nil, 0, nil) }()
+		go func() { <-done; unix.Wait4(pid, nil, 0, nil); t.unregister() }()
 	}
 	res.Killed = len(t.signalled)
 

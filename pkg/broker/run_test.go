@@ -123,8 +123,16 @@ func TestStdin(t *testing.T) {
 func TestOnStart(t *testing.T) {
 	var seen int
 	var wasRunning bool
-	res := run(t, Spec{Argv: []string{"/bin/sleep", "0.2"}, OnStart: func(pid int) {
-		seen, wasRunning = pid, running(pid, "/bin/sleep 0.2")
+	// cat runs until its stdin closes, which OnStart does after looking:
+	// no sleep that a loaded machine could outlast.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	res := run(t, Spec{Argv: []string{"/bin/cat"}, Stdin: r, OnStart: func(pid int) {
+		seen, wasRunning = pid, running(pid, "/bin/cat")
+		w.Close()
 	}})
 	if seen != res.Pid || !wasRunning {
 		t.Errorf("OnStart saw pid %d (running %v), result pid %d", seen, wasRunning, res.Pid)

@@ -91,8 +91,11 @@ type Result struct {
 	Stdout     Stream
 	Stderr     Stream
 	// Killed counts the processes of the tree (the child included) that the
-	// broker signalled. CleanupComplete says that no process of the tree
-	// the broker knows of is left; Leftover lists the pids of any that are.
+	// broker signalled. CleanupComplete says that a scan after the last
+	// signal found no process of the tree left, orphans re-parented to
+	// flameox included (see the package doc for which orphans are the
+	// tree's); Leftover lists the pids of any that are, and of orphans this
+	// run and another run in progress could both own, which are left alone.
 	Killed          int
 	CleanupComplete bool
 	Leftover        []int

@@ -215,24 +215,39 @@ func childrenOf(pid int, buf []byte) (kids []int, ok bool) {
 // group id, cannot be reused meanwhile.
 type tree struct {
 	root      int
+	rootStart uint64   // the root's start time (0: unknown); orphans started before it are not its
+	pipes     []uint64 // inodes of the child's output pipes, the run's marker
 	self      int
-	known     map[int]uint64 // every descendant seen: pid -> start time
+	known     map[int]uint64 // every descendant seen: pid -> start time (guarded by inflight.mu)
 	termed    map[int]uint64 // sent SIGTERM
 	signalled map[int]uint64 // sent any signal (pid -> start: counts distinct processes)
+	unsure    []int          // live orphans this run or another run in progress may own (last scan)
 }
 
-func newTree(root int) *tree {
-	return &tree{root: root, self: os.Getpid(), known: map[int]uint64{},
+func newTree(root int, pipes ...uint64) *tree {
+	t := &tree{root: root, self: os.Getpid(), known: map[int]uint64{},
 		termed: map[int]uint64{}, signalled: map[int]uint64{}}
+	var buf [4096]byte
+	if p, ok := readProc(root, buf[:]); ok {
+		t.rootStart = p.start
+	}
+	for _, ino := range pipes {
+		if ino != 0 {
+			t.pipes = append(t.pipes, ino)
+		}
+	}
+	return t
 }
 
 // scan snapshots the tree: the root, every process whose (pid, start time)
-// was seen before, every member of the root's process group, and, through
+// was seen before, every member of the root's process group, the orphans
+// re-parented to flameox that belong to this run (see owner), and, through
 // ppid links, everything below them. It records what it finds, reaps the
 // zombies that are flameox's children (orphans re-parented to the
 // subreaper) and returns the processes still running and the number of
 // zombies it could not reap yet (their parent has not exited or been seen
-// to exit).
+// to exit). Live orphans that this run may own but cannot claim (another
+// run in progress may own them as well) are left in t.unsure.
 func (t *tree) scan() (live []proc, zombies int, err error) {
 	procs, ok := map[int]proc(nil), false
 	if becomeSubreaper() == nil {
@@ -243,14 +258,38 @@ func (t *tree) scan() (live []proc, zombies int, err error) {
 			return nil, 0, err
 		}
 	}
+	inflight.mu.Lock()
+	defer inflight.mu.Unlock()
+	other := t.others()
+	roots := make(map[int]bool, len(other)+1)
+	roots[t.root] = true
+	for _, u := range other {
+		roots[u.root] = true
+	}
 	children := map[int][]int{}
 	var queue []int
+	t.unsure = t.unsure[:0]
 	for pid, p := range procs {
 		children[p.ppid] = append(children[p.ppid], pid)
 		if st, ok := t.known[pid]; pid == t.root || p.pgid == t.root || (ok && st == p.start) {
 			queue = append(queue, pid)
+			continue
+		}
+		if p.ppid != t.self || roots[pid] {
+			continue
+		}
+		switch t.owner(p, other) {
+		case ours:
+			queue = append(queue, pid)
+		case ambiguous:
+			if p.dead() {
+				t.reap(p) // a zombie harms no run: collect it
+			} else {
+				t.unsure = append(t.unsure, pid)
+			}
 		}
 	}
+	slices.Sort(t.unsure)
 	in := map[int]bool{}
 	t.known = map[int]uint64{} // forget the dead: only what is in this snapshot stays
 	for len(queue) > 0 {
@@ -285,11 +324,18 @@ func (t *tree) reap(p proc) bool {
 	return err == nil && got == p.pid
 }
 
+// spare, set only by tests, names processes that signal must leave alone:
+// it stands in for a process no signal can end (uninterruptible sleep).
+var spare func(pid int) bool
+
 // signal sends sig to p if p is still the process that was scanned. Other
 // processes go through a pidfd so that a recycled pid is never hit; the
 // root cannot be recycled (it is unreaped), so plain kill is safe.
 func (t *tree) signal(p proc, sig unix.Signal) {
 	t.signalled[p.pid] = p.start
+	if spare != nil && spare(p.pid) {
+		return
+	}
 	if p.pid == t.root {
 		unix.Kill(p.pid, sig)
 		return
@@ -315,7 +361,10 @@ func (t *tree) signal(p proc, sig unix.Signal) {
 // can act on it) to everything running, then up to grace for it to go away,
 // then SIGKILL to whatever is left, repeated as new processes appear,
 // for at most killWindow. It returns the pids still running (or nil), and
-// complete=false also when the tree could not be read.
+// complete=false also when the tree could not be read. Complete is decided
+// by a scan after the last signal, never by the signals sent; orphans that
+// this run may own but cannot claim (t.unsure) are left alone and make it
+// incomplete too.
 func (t *tree) terminate(grace time.Duration) (leftover []int, complete bool) {
 	deadline := time.Now().Add(grace)
 	for {
@@ -324,7 +373,7 @@ func (t *tree) terminate(grace time.Duration) (leftover []int, complete bool) {
 			break
 		}
 		if len(live) == 0 && zombies == 0 {
-			return nil, true
+			return t.settled()
 		}
 		if time.Now().After(deadline) {
 			break
@@ -346,15 +395,25 @@ func (t *tree) terminate(grace time.Duration) (leftover []int, complete bool) {
 			t.signal(p, unix.SIGKILL)
 		}
 		if err == nil && len(live) == 0 && zombies == 0 {
-			return nil, true
+			return t.settled()
 		}
 		if time.Now().After(end) {
 			for _, p := range live {
 				leftover = append(leftover, p.pid)
 			}
+			leftover = append(leftover, t.unsure...)
 			slices.Sort(leftover)
-			return leftover, false
+			return slices.Compact(leftover), false
 		}
 		time.Sleep(killPoll)
 	}
+}
+
+// settled is terminate's answer once no process of the tree is left: done,
+// unless the last scan found orphans this run may own but could not claim.
+func (t *tree) settled() (leftover []int, complete bool) {
+	if len(t.unsure) > 0 {
+		return slices.Clone(t.unsure), false
+	}
+	return nil, true
 }
