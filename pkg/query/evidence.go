@@ -38,6 +38,7 @@ type EvidenceResult struct {
 // refTables maps the row-backed evidence types to their table and id column.
 var refTables = map[string][2]string{
 	"analysis":     {"analyses", "analysis_id"},
+	"frame":        {"frames", "frame_id"}, // its invalid_utf8 digests (docs/tables.md)
 	"comparison":   {"comparisons", "comparison_id"},
 	"run_set":      {"run_sets", "run_set_id"},
 	"trial":        {"trials", "trial_id"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -49,6 +50,12 @@ func (w *Writer) AppendRow(vals []any) error {
 // appendValue converts v for column i and, when do is set, appends it.
 func (w *Writer) appendValue(i int, v any, do bool) error {
 	col, b := w.t.Columns[i], w.builders[i]
+	if i == w.orig.col {
+		if v != nil {
+			return fmt.Errorf("the Writer fills this column (digests of replaced strings); pass nil")
+		}
+		return nil
+	}
 	if v == nil {
 		if !col.Nullable {
 			return fmt.Errorf("null in a non-nullable column")
@@ -65,6 +72,9 @@ func (w *Writer) appendValue(i int, v any, do bool) error {
 			return mismatch(v, col)
 		}
 		if do {
+			if !utf8.ValidString(s) {
+				s = w.replace(i, s)
+			}
 			b.Append(s)
 		}
 	case *array.Int32Builder:

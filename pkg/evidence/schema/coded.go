@@ -26,7 +26,11 @@ import (
 // row. The file is an ordinary Parquet string column either way (the
 // stored Arrow schema still says string), so readers see no difference.
 type coded struct {
-	dict  []string // the caller's dictionary; konst: dict[0] for every row
+	src   []string // the caller's dictionary
+	dict  []string // src as valid UTF-8 (src itself unless an entry was not); konst: dict[0] for every row
+	sums  []string // per entry of dict replaced: its original's digest (only for a table with Originals), else nil
+	name  string   // the column's name, for sums
+	orig  *originals
 	konst bool
 	list  bool
 	idx   []int32 // values: indices into dict, -1 for a null value
@@ -55,8 +59,8 @@ func (c *coded) reset() {
 
 // same reports whether c already codes a column with dict in this mode.
 func (c *coded) same(dict []string, konst, list bool) bool {
-	return c != nil && c.konst == konst && c.list == list && len(c.dict) == len(dict) &&
-		(len(dict) == 0 || unsafe.SliceData(c.dict) == unsafe.SliceData(dict) || (konst && c.dict[0] == dict[0]))
+	return c != nil && c.konst == konst && c.list == list && len(c.src) == len(dict) &&
+		(len(dict) == 0 || unsafe.SliceData(c.src) == unsafe.SliceData(dict) || (konst && c.src[0] == dict[0]))
 }
 
 var (
@@ -220,7 +224,12 @@ func (c *coded) dense(n int) (arrow.Array, error) {
 type DictStringCol struct{ c *coded }
 
 // Append appends dict[i].
-func (c DictStringCol) Append(i int) { c.c.idx = append(grow(c.c.idx, 1), int32(i)) }
+func (c DictStringCol) Append(i int) {
+	if c.c.sums != nil && i >= 0 && i < len(c.c.sums) && c.c.sums[i] != "" {
+		c.c.orig.names, c.c.orig.sums = append(c.c.orig.names, c.c.name), append(c.c.orig.sums, c.c.sums[i])
+	}
+	c.c.idx = append(grow(c.c.idx, 1), int32(i))
+}
 
 // AppendNull appends a null.
 func (c DictStringCol) AppendNull() {
@@ -290,7 +299,10 @@ func (w *Writer) code(name string, typ arrow.DataType, dict []string, konst, lis
 	if w.pending > 0 {
 		_ = w.flush() // a failure is sticky in w.err
 	}
-	c := &coded{dict: dict, konst: konst, list: list}
+	c := &coded{src: dict, konst: konst, list: list, name: name, orig: &w.orig}
+	// Invalid UTF-8 is replaced once per dictionary, not per row; the
+	// digests of list entries are not recorded (see utf8.go).
+	c.dict, c.sums = cleanDict(dict, w.orig.col >= 0 && !list)
 	if list {
 		c.offs = []int32{0}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -17,10 +18,21 @@ import (
 // valid across row groups.
 
 // StringCol appends to a string column.
-type StringCol struct{ b *array.StringBuilder }
+type StringCol struct {
+	b *array.StringBuilder
+	w *Writer // records the digests of replaced values
+	i int     // the column's index
+}
 
-func (c StringCol) Append(v string) { c.b.Append(v) }
-func (c StringCol) AppendNull()     { c.b.AppendNull() }
+// Append appends v; invalid UTF-8 in v is stored as U+FFFD (see clean).
+func (c StringCol) Append(v string) {
+	if !utf8.ValidString(v) {
+		v = c.w.replace(c.i, v)
+	}
+	c.b.Append(v)
+}
+
+func (c StringCol) AppendNull() { c.b.AppendNull() }
 
 // AppendOrNull appends v, or null when v is empty.
 func (c StringCol) AppendOrNull(v string) {
@@ -28,7 +40,7 @@ func (c StringCol) AppendOrNull(v string) {
 		c.b.AppendNull()
 		return
 	}
-	c.b.Append(v)
+	c.Append(v)
 }
 
 // Int32Col appends to an int32 column.
@@ -90,7 +102,7 @@ func (c StringListCol) Append(vs []string) {
 	// bytes it needs each call, which regrows the data buffer on every list
 	// and turns a column of many lists quadratic.
 	for _, v := range vs {
-		c.v.Append(v)
+		c.v.Append(cleanString(v))
 	}
 }
 func (c StringListCol) AppendNull() { c.b.AppendNull() }
@@ -109,9 +121,9 @@ func (c StringMapCol) Append(m map[string]string) {
 	}
 	slices.Sort(keys)
 	c.b.Append(true)
-	for _, k := range keys {
+	for i, k := range cleanKeys(keys) {
 		c.k.Append(k)
-		c.v.Append(m[k])
+		c.v.Append(cleanString(m[keys[i]]))
 	}
 }
 
@@ -122,9 +134,9 @@ func (c StringMapCol) AppendPairs(keys, values []string) {
 		panic("schema: StringMapCol.AppendPairs: keys and values differ in length")
 	}
 	c.b.Append(true)
-	for i := range keys {
-		c.k.Append(keys[i])
-		c.v.Append(values[i])
+	for i, k := range cleanKeys(keys) {
+		c.k.Append(k)
+		c.v.Append(cleanString(values[i]))
 	}
 }
 func (c StringMapCol) AppendNull() { c.b.AppendNull() }
@@ -146,6 +158,8 @@ func (w *Writer) column(name string, want arrow.DataType) int {
 		panic(fmt.Sprintf("schema: table %s has no column %q", w.t.Name, name))
 	case i < NumCommon:
 		panic(fmt.Sprintf("schema: %s.%s is a publication column; the Writer fills it", w.t.Name, name))
+	case i == w.orig.col:
+		panic(fmt.Sprintf("schema: %s.%s holds the digests of replaced strings; the Writer fills it", w.t.Name, name))
 	case !arrow.TypeEqual(w.t.Columns[i].Type, want):
 		panic(fmt.Sprintf("schema: %s.%s is %s, not %s", w.t.Name, name, w.t.Columns[i].TypeName(), typeName(want)))
 	}
@@ -154,7 +168,8 @@ func (w *Writer) column(name string, want arrow.DataType) int {
 
 // StringCol returns the handle of the string column name.
 func (w *Writer) StringCol(name string) StringCol {
-	return StringCol{w.builder(name, tStr).(*array.StringBuilder)}
+	b := w.builder(name, tStr).(*array.StringBuilder)
+	return StringCol{b, w, w.t.Index(name)}
 }
 
 // Int32Col returns the handle of the int32 column name.

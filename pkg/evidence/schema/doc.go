@@ -24,6 +24,9 @@
 //     comes with an explicit unit;
 //   - values that analyses filter on are plain columns, not map entries,
 //     because DuckDB filters on MAP and LIST columns are several times slower;
+//   - every string is valid UTF-8: the column handles replace invalid
+//     sequences from artifacts with U+FFFD and keep the original bytes'
+//     digest where a table asks for it (Column.Originals; see utf8.go);
 //   - rows are never edited: re-extraction publishes a new generation whose
 //     manifest supersedes the old one, so no column records "superseded";
 //   - a minor version only appends optional columns (Column.Since), so a

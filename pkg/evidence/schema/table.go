@@ -41,6 +41,12 @@ type Column struct {
 	// Digest: the values are digests (frame and stack ids), whose min/max
 	// statistics never let a reader skip a row group; none are written.
 	Digest bool
+	// Originals: the Writer fills this map<string,string> column with,
+	// for each string column of the row whose value was not valid UTF-8
+	// and was stored with U+FFFD replacements, the column name and
+	// "sha256:<hex>" of the original bytes (null when none was); see
+	// utf8.go. At most one column of a table.
+	Originals bool
 	// Since is the minor version of its table that added the column (0:
 	// the major version's first). Minor versions only append optional
 	// columns, so a file of an older minor reads as the current table with
@@ -85,6 +91,7 @@ func (c Column) ns() Column           { return c.unit("ns") }
 func (c Column) bytes() Column        { return c.unit("bytes") }
 func (c Column) count() Column        { return c.unit("count") }
 func (c Column) since(m int) Column   { c.Since = m; return c }
+func (c Column) originals() Column    { c.Originals = true; return c }
 
 // NumCommon is the number of publication columns every table starts with.
 const NumCommon = 5

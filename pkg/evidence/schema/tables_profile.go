@@ -40,7 +40,13 @@ var Measurements = newTable("measurements", 1, 0,
 // first under its default sample type, the first 1,024 in a row group of
 // their own, so that hotspots fetch their top frames' names by position
 // from that row group instead of matching digests across the whole file.
-var Frames = newTable("frames", 1, 1,
+//
+// Version 1.2 adds invalid_utf8: a name, file or module that was not valid
+// UTF-8 is stored with U+FFFD replacements (DuckDB reads no other
+// strings), and the digest of its original bytes is kept there. The
+// frame_id still hashes the original bytes, so two names that differ
+// only in their invalid bytes stay two frames.
+var Frames = newTable("frames", 1, 2,
 	"Profile frames with pprof-style identity and symbolization quality.",
 	req("frame_id", tStr, "digest of the frame identity").digest(),
 	opt("language", tStr, "source language, e.g. go, c, python").dict(),
@@ -60,6 +66,7 @@ var Frames = newTable("frames", 1, 1,
 	opt("source_state_id", tStr, "source state the file/line refer to"),
 	opt("artifact_id", tStr, "artifact the frame was read from (artifact-local frames)"),
 	opt("frame_index", tI32, "position of the frame among its artifact's frames (0 first), hottest first under the default sample type").since(1),
+	opt("invalid_utf8", tStrMap, "for each string column of the row whose value was not valid UTF-8 (stored with U+FFFD in place of each invalid sequence): column name -> sha256:<hex> of the original bytes; null when every value was valid").originals().since(2),
 )
 
 // FrameMeasurements aggregates one metric per frame, thread and process.

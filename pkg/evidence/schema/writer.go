@@ -47,6 +47,7 @@ type Writer struct {
 	builders []array.Builder
 	strings  []*array.StringBuilder // string data, for the row group's byte budget
 	coded    []*coded               // per column: written from dictionary indices, or nil
+	orig     originals              // digests of the current row's replaced strings
 	plain    bool                   // small file: no dictionary pages (their set-up outweighs a few rows)
 	common   Common
 	rowGroup int
@@ -76,10 +77,16 @@ func newWriter(t *Table, w io.Writer, rowGroup int, c Common) (*Writer, error) {
 	// The file writer starts with the first row group, when the codec can
 	// depend on the file's size.
 	wr := &Writer{t: t, buf: buf, rb: rb, builders: rb.Fields(), common: c, rowGroup: rowGroup,
-		coded: make([]*coded, len(t.Columns))}
+		coded: make([]*coded, len(t.Columns)), orig: originals{col: -1}}
+	for i, c := range t.Columns {
+		if c.Originals {
+			wr.orig.col = i
+		}
+	}
 	if c.GenerationID != "" { // not Copy, which writes its sources' own values
 		for i, v := range map[int]string{1: c.GenerationID, 3: c.ExtractorName, 4: c.ExtractorVersion} {
-			wr.coded[i] = &coded{dict: []string{v}, konst: true}
+			d := []string{cleanString(v)}
+			wr.coded[i] = &coded{src: d, dict: d, konst: true}
 		}
 	}
 	for _, b := range wr.builders {
@@ -158,6 +165,9 @@ func (w *Writer) EndRow() error {
 	}
 	if w.err != nil {
 		return w.err
+	}
+	if w.orig.col >= 0 {
+		w.endOriginals()
 	}
 	want := w.pending + 1
 	for i := NumCommon; i < len(w.builders); i++ {
@@ -268,9 +278,12 @@ func (w *Writer) flush() error {
 			}
 			arrs[i] = a
 			k.reset()
-			continue
+		} else {
+			arrs[i] = b.NewArray()
 		}
-		arrs[i] = b.NewArray()
+		if err := w.checkUTF8(i, arrs[i]); err != nil {
+			return w.fail(err)
+		}
 	}
 	if err := w.fw.NewRowGroupChecked(); err != nil {
 		return w.fail(fmt.Errorf("schema: %s: %w", w.t.Name, err))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -107,4 +108,33 @@ func Value(a arrow.Array, i int) any {
 		return l
 	}
 	panic(fmt.Sprintf("schematest: no reader for %T", a))
+}
+
+// InvalidUTF8 lists, as "row R column C", every string value of f (in
+// lists and maps too) that is not valid UTF-8; DuckDB refuses to read a
+// file holding one.
+func (f *File) InvalidUTF8() []string {
+	var out []string
+	for r, row := range f.Rows {
+		for c, v := range row {
+			var ss []string
+			switch v := v.(type) {
+			case string:
+				ss = []string{v}
+			case []string:
+				ss = v
+			case map[string]string:
+				for k, x := range v {
+					ss = append(ss, k, x)
+				}
+			}
+			for _, s := range ss {
+				if !utf8.ValidString(s) {
+					out = append(out, fmt.Sprintf("row %d column %s: %q", r, f.Schema.Field(c).Name, s))
+					break
+				}
+			}
+		}
+	}
+	return out
 }
