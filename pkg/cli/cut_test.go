@@ -97,3 +97,31 @@ func TestSafeLines(t *testing.T) {
 		t.Errorf("SafeLines = %q, want %q", got, want)
 	}
 }
+
+// FuzzCut checks Cut's promises on any input: no raw control, at most
+// width cells, and a cut result is a prefix of Safe(s) plus Ellipsis.
+func FuzzCut(f *testing.F) {
+	for _, s := range []string{"main.main", "a\u202eb\u009bc", "日本語", "\xff\xfe", "e\u0301"} {
+		f.Add(s, 4)
+	}
+	f.Fuzz(func(t *testing.T, s string, width int) {
+		width = width%200 + 1
+		if width < 1 {
+			width += 200
+		}
+		got := Cut(s, width)
+		cells := 0
+		for _, r := range got {
+			if unsafeRune(r) {
+				t.Fatalf("Cut(%q, %d) = %q holds raw %U", s, width, got, r)
+			}
+			cells += cellWidth(r)
+		}
+		if cells > width {
+			t.Fatalf("Cut(%q, %d) = %q takes %d cells", s, width, got, cells)
+		}
+		if safe := Safe(s); got != safe && !strings.HasPrefix(safe, strings.TrimSuffix(got, Ellipsis)) {
+			t.Fatalf("Cut(%q, %d) = %q is not a prefix of %q", s, width, got, safe)
+		}
+	})
+}
