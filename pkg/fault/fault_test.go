@@ -88,6 +88,8 @@ func TestAsStorageFull(t *testing.T) {
 		{"duckdb text", Wrap(InternalError, fmt.Errorf("exec: %w", &libError{`IO Error: Could not write all bytes to file "/w/.diagnostics/catalog.duckdb.tmp": No space left on device`}), "build the catalog"),
 			true, "/w/.diagnostics", "", ""},
 		{"quota text", &libError{"IO Error: Disk quota exceeded"}, true, "", "", ""},
+		{"a parser quoting an artifact", Wrap(ArtifactParseFailed, &libError{`strconv.ParseInt: parsing "No space left on device": invalid syntax`}, "parse"), false, "", "", ""},
+		{"a parser meeting a real ENOSPC", Wrap(ArtifactParseFailed, pathErr, "parse"), true, "/w/.diagnostics/runs/r", "ARTIFACT_PARSE_FAILED", ""},
 		{"flameox text is not a library's", New(ProcessFailed, "the workload said: No space left on device"), false, "", "", ""},
 		{"other errno", fmt.Errorf("x: %w", &os.PathError{Op: "open", Path: "/a", Err: syscall.EACCES}), false, "", "", ""},
 	}

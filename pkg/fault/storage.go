@@ -22,6 +22,11 @@ var storageErrnos = []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT}
 // DuckDB's `Could not write file "/w/.diagnostics/catalog.duckdb": …`.
 var quotedPath = regexp.MustCompile(`["'](/[^"']+)["']`)
 
+// quotesArtifact are the codes of errors about reading an artifact, whose
+// library text may quote the artifact's own bytes: their text is never
+// taken for a disk-full report (their errno still is).
+var quotesArtifact = map[Code]bool{ArtifactParseFailed: true, ArtifactTooLarge: true, ArtifactIntegrityFailed: true}
+
 // storageFull returns err as a STORAGE_FULL error when its chain holds
 // ENOSPC or EDQUOT, or when a library error that lost the errno (DuckDB
 // reports I/O failures as strings) carries the errno's text; otherwise nil.
@@ -43,7 +48,7 @@ func storageFull(err error, fe *Error) *Error {
 		case errors.As(err, &le):
 			dir = filepath.Dir(le.New)
 		}
-	} else {
+	} else if fe == nil || !quotesArtifact[fe.Code] {
 		walkLeaves(err, func(leaf error) {
 			if hit {
 				return
