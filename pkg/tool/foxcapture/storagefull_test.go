@@ -95,6 +95,12 @@ func TestFullDisk(t *testing.T) {
 		} else {
 			published = append(published, importRun(r))
 		}
+		if leave == 0 { // plumbing says it in its error record
+			r := tool(t, "fox-capture", dir, "import", src)
+			if r.exit != fault.ExitCapability || !strings.Contains(r.stdout, `"record":"error"`) || !strings.Contains(r.stdout, `"code":"STORAGE_FULL"`) {
+				t.Fatalf("fox-capture import on a full disk: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+			}
+		}
 		storageFailure(t, "recover", tool(t, "flameox", dir, "--json", "recover"), tfs.Dir)
 		if fe := storageFailure(t, "catalog rebuild", tool(t, "flameox", dir, "--json", "catalog", "rebuild"), tfs.Dir); fe != nil {
 			rebuildsFull++
