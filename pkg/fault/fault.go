@@ -6,8 +6,9 @@
 // succeed, string details, remediation steps and the run it concerns. The CLI
 // prints it as "CODE: message" on stderr (or as JSON with --json), the MCP
 // server returns it inside its envelope, and plumbing tools emit it as an
-// "error" record. Any other error reaching the top is a bug and becomes
-// INTERNAL_ERROR.
+// "error" record. A full file system or quota anywhere in an error's chain
+// becomes STORAGE_FULL (see As); any other error reaching the top is a bug
+// and becomes INTERNAL_ERROR.
 package fault
 
 import (
@@ -21,7 +22,7 @@ import (
 type Code string
 
 // The error codes of the product contract (SPEC §2), plus the few flameox adds
-// for concurrency and lookups.
+// for concurrency, lookups and a full disk.
 const (
 	WorkspaceNotFound        Code = "WORKSPACE_NOT_FOUND"
 	WorkspaceInvalid         Code = "WORKSPACE_INVALID"
