@@ -70,10 +70,17 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 	// source state is still the one the workload sees.
 	ident := s.collectIdentity(ctx, pre)
 	defer ident()
+	owner, err := lease.Self()
+	if err != nil {
+		return nil, err
+	}
 	now := s.now()
 	m := run.Manifest{
 		SchemaVersion: run.SchemaVersion,
-		RunID:         run.NewID(), RunType: run.TypeExecution, CreatedAt: now, UpdatedAt: now,
+		// The planned revision names its owner too, so that recovery can
+		// tell a capture killed before it started running from a live one.
+		Lease: &run.Lease{Owner: owner, HeartbeatAt: now, ExpiresAt: now.Add(time.Hour)},
+		RunID: run.NewID(), RunType: run.TypeExecution, CreatedAt: now, UpdatedAt: now,
 		ExecutionStatus: run.ExecPlanned, CaptureStatus: run.CapturePending, ValidationStatus: run.ValidationNotRequested,
 		Reason: "planned",
 		Workload: &run.WorkloadInfo{Name: pre.wl.Name, DefinitionID: pre.wl.DefinitionID(), InstanceID: pre.inst.InstanceID,
@@ -115,10 +122,6 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 	m.Containment = &run.ContainmentInfo{State: d.State, Mechanism: d.Mechanism, Network: d.Network, Reason: d.Reason}
 	m.Limitations = append(nonNil(m.Limitations), real.plan.Limitations...)
 
-	owner, err := lease.Self()
-	if err != nil {
-		return nil, s.abandon(ctx, runs, &m, err)
-	}
 	started := s.now()
 	next := m.Clone()
 	next.Revision++
@@ -135,13 +138,14 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 	stopBeat := s.heartbeat(runs, m.RunID)
 
 	s.progress("capturing", "running "+real.wl.Name+" under "+real.ad.Name())
-	res, runErr := s.runWorkload(ctx, real, outDir, out)
+	child := func(pid int) { recordChild(runs, m.RunID, pid) }
+	res, runErr := s.runWorkload(ctx, real, outDir, out, child)
 	faultpoint.Hit("capture.ran")
 	lim := []string{}
 	if runErr == nil {
-		lim = append(lim, s.runSteps(ctx, real, outDir)...)
+		lim = append(lim, s.runSteps(ctx, real, outDir, child)...)
 	}
-	validation, vinfo := s.validate(ctx, real, res, runErr, out, func() error {
+	validation, vinfo := s.validate(ctx, real, res, runErr, out, child, func() error {
 		// Record that the workload finished and validation started, so a
 		// crash during the oracle leaves a truthful run behind.
 		mid := m.Clone()
@@ -221,7 +225,7 @@ func (s *Service) collectIdentity(ctx context.Context, p *prepared) func() (iden
 }
 
 // runWorkload starts the (possibly contained) collector command.
-func (s *Service) runWorkload(ctx context.Context, p *prepared, outDir, stage string) (*broker.Result, error) {
+func (s *Service) runWorkload(ctx context.Context, p *prepared, outDir, stage string, onStart func(int)) (*broker.Result, error) {
 	stdout := &lazyFile{path: filepath.Join(stage, "stdout.txt")}
 	defer stdout.Close()
 	stderr := &lazyFile{path: filepath.Join(stage, "stderr.txt")}
@@ -230,7 +234,16 @@ func (s *Service) runWorkload(ctx context.Context, p *prepared, outDir, stage st
 		Argv: p.plan.Wrapped, Dir: p.inst.Cwd, Env: p.env,
 		Stdout: stdout, Stderr: stderr, StdoutLimit: p.plan.Limits.MaxOutputBytes, StderrLimit: p.plan.Limits.MaxOutputBytes,
 		Timeout: time.Duration(p.plan.Limits.TimeoutNs), Grace: time.Duration(p.plan.Limits.GraceNs),
+		OnStart: onStart,
 	})
+}
+
+// recordChild names the process the broker just started in the run's
+// directory: if this flameox is killed, recovery kills what is left of it.
+func recordChild(runs *run.Store, id string, pid int) {
+	if o, err := lease.Of(pid); err == nil {
+		runs.RecordChild(id, o)
+	}
 }
 
 // lazyFile creates its file on the first write: a quiet workload leaves
@@ -259,7 +272,7 @@ func (l *lazyFile) Close() error {
 }
 
 // runSteps runs the adapter's post-capture steps (e.g. perf script).
-func (s *Service) runSteps(ctx context.Context, p *prepared, outDir string) []string {
+func (s *Service) runSteps(ctx context.Context, p *prepared, outDir string, onStart func(int)) []string {
 	var lim []string
 	for _, st := range p.apl.Steps {
 		argv := make([]string, len(st.Argv))
@@ -267,7 +280,8 @@ func (s *Service) runSteps(ctx context.Context, p *prepared, outDir string) []st
 			argv[i] = strings.ReplaceAll(a, "{out}", outDir)
 		}
 		spec := broker.Spec{Argv: argv, Dir: outDir, Env: p.env, Timeout: time.Duration(p.plan.Limits.TimeoutNs),
-			Grace: time.Duration(p.plan.Limits.GraceNs), StderrLimit: 1 << 20, StdoutLimit: s.WS.Config.Capture.MaxArtifactBytes}
+			Grace: time.Duration(p.plan.Limits.GraceNs), StderrLimit: 1 << 20, StdoutLimit: s.WS.Config.Capture.MaxArtifactBytes,
+			OnStart: onStart}
 		var f *os.File
 		if st.Stdout != "" {
 			var err error
@@ -294,7 +308,7 @@ func (s *Service) runSteps(ctx context.Context, p *prepared, outDir string) []st
 }
 
 // validate runs the oracle (without the collector) after a successful run.
-func (s *Service) validate(ctx context.Context, p *prepared, res *broker.Result, runErr error, stage string, start func() error) (string, *run.ValidationInfo) {
+func (s *Service) validate(ctx context.Context, p *prepared, res *broker.Result, runErr error, stage string, onStart func(int), start func() error) (string, *run.ValidationInfo) {
 	if p.plan.Oracle == nil {
 		return run.ValidationNotRequested, nil
 	}
@@ -319,7 +333,7 @@ func (s *Service) validate(ctx context.Context, p *prepared, res *broker.Result,
 	argv = contain.Wrap(p.plan.Containment, p.contReq, p.bwrap, argv)
 	or, err := broker.Run(ctx, broker.Spec{Argv: argv, Dir: p.inst.Cwd, Env: p.env,
 		Timeout: time.Duration(p.plan.Limits.TimeoutNs), Grace: time.Duration(p.plan.Limits.GraceNs),
-		StdoutLimit: 1 << 20, StderrLimit: 1 << 20})
+		StdoutLimit: 1 << 20, StderrLimit: 1 << 20, OnStart: onStart})
 	if or != nil {
 		info.ExitCode, info.Signal, info.WallTimeNs = or.ExitCode, or.Signal, int64(or.Wall)
 		// The oracle's output is evidence too: registered with the run

@@ -124,7 +124,10 @@ func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest
 	}
 	m.Limitations = append(m.Limitations, "Imported artifact: flameox did not observe how it was produced; the source state is the project's at import time.")
 	runs := &run.Store{Root: s.WS.Root}
-	if err := runs.Create(m); err != nil {
+	// Under the write lock, like every write of a revision: recovery,
+	// holding it, can then tell a run directory without a revision from
+	// one being created.
+	if err := s.locked(ctx, func() error { return runs.Create(m) }); err != nil {
 		return nil, err
 	}
 	faultpoint.Hit("import.run_created")

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Owner names one process incarnation on one boot.
@@ -142,4 +143,23 @@ func statFields(pid int) ([][]byte, error) {
 		return nil, fmt.Errorf("/proc/%d/stat: malformed", pid)
 	}
 	return bytes.Fields(b[i+1:]), nil
+}
+
+// BootTime returns when the machine booted (btime in /proc/stat): a
+// record written before it was written by a process that is gone.
+func BootTime() (time.Time, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read boot time: %w", err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			sec, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return time.Time{}, fmt.Errorf("/proc/stat: btime: %w", err)
+			}
+			return time.Unix(sec, 0), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("/proc/stat: no btime")
 }

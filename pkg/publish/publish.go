@@ -90,6 +90,9 @@ func (p *Publisher) PublishRuns(ctx context.Context, refs []RunRef) (*Result, er
 		meta.InputRunIDs = append(meta.InputRunIDs, m.RunID)
 		for _, a := range m.Artifacts {
 			meta.InputArtifactIDs = append(meta.InputArtifactIDs, a.ArtifactID)
+			if m.CaptureStatus == run.CaptureQuarantined {
+				continue // its registrations are published, no evidence is extracted
+			}
 			ex, err := p.extract(ctx, m, a, st)
 			if err != nil {
 				return nil, err

@@ -74,10 +74,17 @@ func (s *Store) Create(m Manifest) error {
 		return fmt.Errorf("create run directory: %w", err)
 	}
 	if err := os.Mkdir(filepath.Join(dir, "revisions"), 0o700); err != nil {
+		os.RemoveAll(dir)
 		return fmt.Errorf("create revisions directory: %w", err)
 	}
 	// runs/ is synced together with the first revision's directories.
-	return s.write(m, filepath.Dir(dir))
+	err := s.write(m, filepath.Dir(dir))
+	if _, serr := os.Lstat(filepath.Join(dir, "revisions", revisionName(0))); err != nil && errors.Is(serr, fs.ErrNotExist) {
+		// No revision 0 (a full disk, say): leave no run directory that
+		// holds nothing, or every status would warn about it.
+		os.RemoveAll(dir)
+	}
+	return err
 }
 
 // Append writes next as the revision after prev, checking every state
@@ -98,7 +105,9 @@ func (s *Store) Append(prev *Manifest, next Manifest) error {
 	if err := Validation.Check(prev.ValidationStatus, next.ValidationStatus); err != nil {
 		return err.(*fault.Error).ForRun(prev.RunID)
 	}
-	cur, err := s.Get(prev.RunID)
+	// The compare-and-swap is against the newest revision, not the
+	// projection: a projection a crash left behind must not wedge the run.
+	cur, err := s.Latest(prev.RunID)
 	if err != nil {
 		return err
 	}
@@ -146,38 +155,89 @@ type logEntry struct {
 	Reason           string    `json:"reason,omitempty"`
 }
 
+func entryOf(m *Manifest) logEntry {
+	return logEntry{At: m.UpdatedAt, Revision: m.Revision, ExecutionStatus: m.ExecutionStatus,
+		CaptureStatus: m.CaptureStatus, ValidationStatus: m.ValidationStatus, Reason: m.Reason}
+}
+
 func (s *Store) log(m Manifest) error {
-	line, err := json.Marshal(logEntry{At: m.UpdatedAt, Revision: m.Revision, ExecutionStatus: m.ExecutionStatus,
-		CaptureStatus: m.CaptureStatus, ValidationStatus: m.ValidationStatus, Reason: m.Reason})
+	line, err := json.Marshal(entryOf(&m))
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(s.Dir(m.RunID), "log.jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(filepath.Join(s.Dir(m.RunID), "log.jsonl"), os.O_APPEND|os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return fmt.Errorf("open run log: %w", err)
 	}
 	defer f.Close()
+	// A writer killed mid-line left a torn last line: start on a fresh
+	// one (Repair rebuilds the log from the revisions).
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
+			line = append([]byte{'\n'}, line...)
+		}
+	}
 	_, err = f.Write(append(line, '\n'))
 	return err
 }
 
-// Get reads a run's projection.
+// Get reads a run's current state: the projection when it is current,
+// else the newest revision (the revisions are the truth; a crash between
+// writing a revision and replacing the projection leaves the projection one
+// behind until Repair rebuilds it).
 func (s *Store) Get(id string) (*Manifest, error) {
 	if !ValidID(id) {
 		return nil, fault.New(fault.InvalidArguments, "%q is not a run id", id)
 	}
-	b, err := os.ReadFile(filepath.Join(s.Dir(id), "manifest.json"))
-	if errors.Is(err, fs.ErrNotExist) {
+	dir := s.Dir(id)
+	if m, ok := s.projection(id); ok {
+		return m, nil
+	}
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, fault.New(fault.NotFound, "run %s does not exist", id).With("missing_entity", "run")
 	}
+	return s.Latest(id)
+}
+
+// projection returns the projection when it is current: it decodes, names
+// the newest revision, and holds that revision's bytes.
+func (s *Store) projection(id string) (*Manifest, bool) {
+	dir := s.Dir(id)
+	path := filepath.Join(dir, "manifest.json")
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read run %s: %w", id, err)
+		return nil, false
 	}
-	return decode(b, ManifestRel(id))
+	m, err := decode(b, ManifestRel(id))
+	if err != nil || m.RunID != id || m.Revision < 0 {
+		return nil, false
+	}
+	rev := filepath.Join(dir, "revisions", revisionName(m.Revision))
+	if _, err := os.Lstat(filepath.Join(dir, "revisions", revisionName(m.Revision+1))); !errors.Is(err, fs.ErrNotExist) {
+		return nil, false // a newer revision (or one that cannot be checked)
+	}
+	pi, err1 := os.Stat(path)
+	ri, err2 := os.Stat(rev)
+	if err1 != nil || err2 != nil {
+		return nil, false
+	}
+	if !os.SameFile(pi, ri) {
+		// Not the second link the store writes (a copy, say): current only
+		// if it holds the revision's bytes.
+		rb, err := os.ReadFile(rev)
+		if err != nil || !bytes.Equal(rb, b) {
+			return nil, false
+		}
+	}
+	return m, true
 }
 
 // Revision reads one stored revision.
 func (s *Store) Revision(id string, n int) (*Manifest, error) {
+	if !ValidID(id) {
+		return nil, fault.New(fault.InvalidArguments, "%q is not a run id", id)
+	}
 	b, err := os.ReadFile(filepath.Join(s.Dir(id), "revisions", revisionName(n)))
 	if err != nil {
 		return nil, fault.Wrap(fault.NotFound, err, "run %s revision %d", id, n)
@@ -189,10 +249,15 @@ func decode(b []byte, file string) (*Manifest, error) {
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&m); err != nil {
-		return nil, fault.Wrap(fault.WorkspaceInvalid, err, "damaged run manifest %s", file).With("file", file)
+		return nil, fault.Wrap(fault.WorkspaceInvalid, err, "damaged run manifest %s", file).With("file", file).With(DetailDamage, DamageUnreadable)
+	}
+	if m.SchemaVersion > SchemaVersion {
+		// Written by a newer flameox: not damage, never quarantined.
+		return nil, fault.New(fault.WorkspaceInvalid, "run manifest %s has schema_version %d; this flameox reads %d", file, m.SchemaVersion, SchemaVersion).With("file", file).
+			Fix("Use the flameox version that wrote this workspace, or a newer one.")
 	}
 	if m.SchemaVersion != SchemaVersion {
-		return nil, fault.New(fault.WorkspaceInvalid, "run manifest %s has schema_version %d; this flameox reads %d", file, m.SchemaVersion, SchemaVersion).With("file", file)
+		return nil, fault.New(fault.WorkspaceInvalid, "run manifest %s has schema_version %d; this flameox reads %d", file, m.SchemaVersion, SchemaVersion).With("file", file).With(DetailDamage, DamageUnreadable)
 	}
 	return &m, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/artifact"
 	"github.com/flameox/flameox/pkg/catalog"
+	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/run"
@@ -50,7 +51,7 @@ func countPublished(ctx context.Context, ws *workspace.Workspace, st *Status, ro
 			}
 			published[id] = true
 			addRun(st, typ, ex, cap, val)
-			if cap == run.CapturePending || cap == run.CaptureRunning {
+			if cap == run.CapturePending || cap == run.CaptureRunning || !run.Validation.Terminal(val) || !run.Execution.Terminal(ex) {
 				openRuns = append(openRuns, id)
 			}
 		}
@@ -122,7 +123,11 @@ func unpublishedRuns(ws *workspace.Workspace, st *Status, published map[string]b
 		}
 		m, err := store.Get(id)
 		if err != nil {
-			st.Warnings = append(st.Warnings, "unreadable run "+id+": "+fault.As(err).Message)
+			w := "unreadable run " + id + ": " + fault.As(err).Message
+			if run.Damage(err) != "" {
+				w += " (`flameox recover` removes or quarantines it)"
+			}
+			st.Warnings = append(st.Warnings, w)
 			continue
 		}
 		st.Runs.Unpublished++
@@ -165,4 +170,41 @@ func unregisteredObjects(ws *workspace.Workspace, st *Status, registered map[str
 		}
 	}
 	return nil
+}
+
+var qPublishedRevisions = catalog.Query{Name: "status.published_revisions", Version: "1", SQL: `
+SELECT run_id, revision FROM runs_current`}
+
+// PublishedRevisions maps every run the published corpus holds to the
+// newest revision it holds; `flameox recover` publishes the terminal runs
+// it lacks.
+func PublishedRevisions(ctx context.Context, ws *workspace.Workspace) (map[string]int, error) {
+	out := map[string]int{}
+	snap, err := corpus.Pin(ws.Root)
+	if err != nil {
+		return nil, err
+	}
+	if snap.Rows["runs"] == 0 {
+		return out, nil
+	}
+	s, err := query.OpenTables(ctx, ws, "runs_current")
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	err = s.R.Scan(ctx, qPublishedRevisions, nil, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var id string
+			var rev int
+			if err := rows.Scan(&id, &rev); err != nil {
+				return err
+			}
+			out[id] = rev
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -139,17 +139,15 @@ func Collect(ctx context.Context, ws *workspace.Workspace) (*Status, error) {
 	return st, nil
 }
 
-// stale reports a non-terminal run whose owner is provably gone. Runs
-// without a lease (an import that crashed before registering) count as
-// stale once their staging is gone and they are older than a minute.
+// stale reports an open run whose owner is provably gone, by the rule
+// `flameox recover` closes it by (run.OwnerState), so status never names
+// a stale run that recovery would leave open.
 func stale(m *run.Manifest) bool {
-	if m.CaptureStatus != run.CapturePending && m.CaptureStatus != run.CaptureRunning {
+	if !m.Open() {
 		return false
 	}
-	if m.Lease != nil {
-		return m.Lease.Owner.Check() == lease.Gone
-	}
-	return time.Since(m.UpdatedAt) > time.Minute
+	st, _ := run.OwnerState(m, time.Now())
+	return st == lease.Gone
 }
 
 func abandonedStaging(ws *workspace.Workspace) []StagingEntry {

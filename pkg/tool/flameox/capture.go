@@ -18,6 +18,7 @@ import (
 	"github.com/flameox/flameox/pkg/faultpoint"
 	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/run"
+	"github.com/flameox/flameox/pkg/status"
 	"github.com/flameox/flameox/pkg/tool/foxcapture"
 	"github.com/flameox/flameox/pkg/workload"
 )
@@ -307,39 +308,70 @@ func recoverCmd(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := svc.Recover(ctx)
+	published, err := status.PublishedRevisions(ctx, svc.WS)
 	if err != nil {
 		return err
 	}
-	if len(res.Closed) > 0 {
-		refs := make([]publish.RunRef, 0, len(res.Closed))
-		store := &run.Store{Root: svc.WS.Root}
-		for _, r := range res.Closed {
-			if m, err := store.Get(r.RunID); err == nil {
-				refs = append(refs, publish.RunRef{RunID: m.RunID, Revision: m.Revision})
-			}
-		}
-		if _, err := c.publisher(svc.WS).PublishRuns(ctx, refs); err != nil {
+	res, err := svc.RecoverWith(ctx, capture.RecoverOptions{Published: published})
+	if err != nil {
+		return err
+	}
+	if len(res.ToPublish) > 0 {
+		out, err := svc.PublishQuarantining(ctx, publishFunc(c.publisher(svc.WS)), res.ToPublish)
+		if err != nil {
 			return err
 		}
+		res.Published, res.CorpusCommitID = out.Published, out.CommitID
+		res.Quarantined = append(res.Quarantined, out.Quarantined...)
 	}
 	return c.emit(res, func(w io.Writer) {
 		for _, r := range res.Closed {
-			fmt.Fprintf(w, "closed  %s: %s\n", r.RunID, r.Reason)
+			fmt.Fprintf(w, "closed      %s: %s\n", r.RunID, r.Reason)
+		}
+		for _, r := range res.Repaired {
+			fmt.Fprintf(w, "repaired    %s: %s\n", r.RunID, r.Reason)
+		}
+		for _, r := range res.Removed {
+			fmt.Fprintf(w, "removed     runs/%s: %s\n", r.RunID, r.Reason)
+		}
+		for _, r := range res.Quarantined {
+			fmt.Fprintf(w, "quarantined %s: %s\n", r.RunID, cli.Safe(r.Reason))
 		}
 		for _, id := range res.Live {
-			fmt.Fprintf(w, "live    %s (owner still running; left alone)\n", id)
+			fmt.Fprintf(w, "live        %s (owner still running; left alone)\n", id)
 		}
 		for _, id := range res.Undecided {
-			fmt.Fprintf(w, "unsure  %s (owner could not be checked; left alone)\n", id)
+			fmt.Fprintf(w, "unsure      %s (owner could not be checked; left alone)\n", id)
+		}
+		for _, p := range res.Problems {
+			fmt.Fprintf(w, "problem     %s: %s\n", p.RunID, cli.Safe(p.Error.Error()))
 		}
 		for _, s := range res.StagingRemoved {
-			fmt.Fprintf(w, "removed %s\n", s)
+			fmt.Fprintf(w, "removed     %s\n", s)
 		}
-		if len(res.Closed)+len(res.Live)+len(res.Undecided)+len(res.StagingRemoved) == 0 {
+		if len(res.Published) > 0 {
+			fmt.Fprintf(w, "published   %d run(s) as commit %s\n", len(res.Published), corpus.Short(res.CorpusCommitID))
+		}
+		if len(res.Closed)+len(res.Repaired)+len(res.Removed)+len(res.Quarantined)+len(res.Live)+len(res.Undecided)+
+			len(res.Problems)+len(res.StagingRemoved)+len(res.Published) == 0 {
 			fmt.Fprintln(w, "nothing to recover")
 		}
 	})
+}
+
+// publishFunc adapts a publisher to capture.PublishFunc.
+func publishFunc(p *publish.Publisher) capture.PublishFunc {
+	return func(ctx context.Context, refs []capture.RunRevision) (string, error) {
+		rs := make([]publish.RunRef, len(refs))
+		for i, r := range refs {
+			rs[i] = publish.RunRef{RunID: r.RunID, Revision: r.Revision}
+		}
+		res, err := p.PublishRuns(ctx, rs)
+		if err != nil {
+			return "", err
+		}
+		return res.CommitID, nil
+	}
 }
 
 func quoteArgv(argv []string) string {

@@ -10,8 +10,9 @@ import (
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/corpus"
-	"github.com/flameox/flameox/pkg/publish"
+	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/query"
+	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/tool/foxcapture"
 )
 
@@ -31,23 +32,45 @@ func importCmd(ctx context.Context, c *Context, args []string) error {
 	}
 	svc := foxcapture.NewService(ws, c.Env)
 	var results []*capture.ImportResult
+	var importErr error
 	for _, path := range fs.Args() {
 		req := f.Request
 		req.Path = path
 		req.RequestedBy = "cli"
 		res, err := svc.ImportFrom(ctx, c.Dir, req)
 		if err != nil {
-			return err
+			importErr = err
+			break
 		}
 		results = append(results, res)
 	}
-	refs := make([]publish.RunRef, len(results))
+	// What was imported is published even when a later path failed; a run
+	// whose artifact cannot be extracted is published quarantined, with
+	// the error (capture.PublishQuarantining), and the import fails.
+	refs := make([]capture.RunRevision, len(results))
 	for i, r := range results {
-		refs[i] = publish.RunRef{RunID: r.Run.RunID, Revision: r.Run.Revision}
+		refs[i] = capture.RunRevision{RunID: r.Run.RunID, Revision: r.Run.Revision}
 	}
-	pub, err := c.publisher(ws).PublishRuns(ctx, refs)
+	if importErr != nil && fault.As(importErr).RunID != "" {
+		// The failed run (capture_status failed, with the error) is
+		// published too, so `flameox runs list` shows it.
+		id := fault.As(importErr).RunID
+		if m, err := (&run.Store{Root: ws.Root}).Get(id); err == nil && !m.Open() {
+			refs = append(refs, capture.RunRevision{RunID: id, Revision: m.Revision})
+		}
+	}
+	if len(refs) == 0 {
+		return importErr
+	}
+	pub, err := svc.PublishQuarantining(ctx, publishFunc(c.publisher(ws)), refs)
 	if err != nil {
 		return err
+	}
+	if importErr != nil {
+		return importErr
+	}
+	if len(pub.Quarantined) > 0 {
+		return pub.Errors[pub.Quarantined[0].RunID]
 	}
 	for _, r := range results {
 		r.CorpusCommitID = pub.CommitID
