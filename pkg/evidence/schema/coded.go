@@ -303,6 +303,9 @@ func (w *Writer) code(name string, typ arrow.DataType, dict []string, konst, lis
 	// Invalid UTF-8 is replaced once per dictionary, not per row; the
 	// digests of list entries are not recorded (see utf8.go).
 	c.dict, c.sums = cleanDict(dict, w.orig.col >= 0 && !list)
+	if konst && c.sums != nil {
+		w.orig.konst = true
+	}
 	if list {
 		c.offs = []int32{0}
 	}

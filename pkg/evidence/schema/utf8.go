@@ -64,6 +64,7 @@ type originals struct {
 	col   int      // index of the table's Originals column, -1: none
 	names []string // columns replaced in the current row
 	sums  []string // their original bytes' digests
+	konst bool     // a constant coded column was replaced (it counts in every row)
 }
 
 // add records that column name of the current row held s, not valid UTF-8.
@@ -89,8 +90,8 @@ func (w *Writer) replace(i int, s string) string {
 // columns, or null.
 func (w *Writer) endOriginals() {
 	o := &w.orig
-	for _, c := range w.coded {
-		if c != nil && c.konst && c.sums != nil {
+	for i := 0; o.konst && i < len(w.coded); i++ {
+		if c := w.coded[i]; c != nil && c.konst && c.sums != nil {
 			o.names, o.sums = append(o.names, c.name), append(o.sums, c.sums[0])
 		}
 	}
