@@ -58,6 +58,9 @@ type Options struct {
 	Environ func() []string
 	// TokenTTL is the lifetime of a plan token (default 5 minutes).
 	TokenTTL time.Duration
+	// MaxFrameBytes bounds one inbound JSON-RPC line on stdin (default
+	// DefaultMaxFrameBytes); a longer one is answered with an error.
+	MaxFrameBytes int
 }
 
 // server is one MCP server and its state.
@@ -102,7 +105,10 @@ func newServer(opts Options) *server {
 }
 
 // Serve runs the server on stdin/stdout until stdin ends or ctx is done.
-// With opts.Init a missing workspace is created first.
+// With opts.Init a missing workspace is created first. A line that is not
+// a valid JSON-RPC 2.0 message is answered with -32700 or -32600 and the
+// server reads on; at the end of stdin every call already read is answered
+// before Serve returns.
 func Serve(ctx context.Context, opts Options, stdin io.Reader, stdout io.Writer) error {
 	s := newServer(opts)
 	defer s.readers.Close()
@@ -114,17 +120,13 @@ func Serve(ctx context.Context, opts Options, stdin io.Reader, stdout io.Writer)
 			s.opts.Logger.Info("initialized workspace", "project_root", s.opts.ProjectRoot)
 		}
 	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+	t := &stdioTransport{in: stdin, out: stdout, limit: opts.MaxFrameBytes}
 	err := s.mcp.Run(ctx, t)
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // Tools lists the names of every tool the server registers, sorted.
 func Tools() []string {

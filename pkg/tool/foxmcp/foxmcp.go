@@ -9,7 +9,9 @@
 //	fox-mcp inspect [--project-root DIR] [--json]
 //
 // serve speaks MCP over stdio: JSON-RPC on stdout and nothing else; logs
-// go to stderr. The workspace is exactly DIR/.diagnostics (DIR defaults to
+// go to stderr. A line on stdin that is not a JSON-RPC 2.0 message gets a
+// -32700 or -32600 reply and the server reads on (docs/mcp.md, "The
+// wire"). The workspace is exactly DIR/.diagnostics (DIR defaults to
 // the working directory; no walk up to parents); without one every tool
 // but initialize_workspace and list_capabilities fails WORKSPACE_NOT_FOUND,
 // unless --init creates it at startup. inspect prints every tool's exact
