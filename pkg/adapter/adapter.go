@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/flameox/flameox/pkg/config"
 	"github.com/flameox/flameox/pkg/evidence/schema"
 	"github.com/flameox/flameox/pkg/fault"
 )
@@ -128,6 +129,9 @@ type ExtractInput struct {
 	Path string
 	// Head holds the payload's first bytes, for format detection.
 	Head []byte
+	// Limits bound what decoding the payload may allocate (the
+	// workspace's [limits]); zero fields take their defaults.
+	Limits config.Limits
 }
 
 // Extraction reports what an extractor published.

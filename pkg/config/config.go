@@ -21,7 +21,68 @@ type Config struct {
 	SchemaVersion int       `toml:"schema_version"`
 	Capture       Capture   `toml:"capture"`
 	Execution     Execution `toml:"execution"`
+	Limits        Limits    `toml:"limits"`
 	Storage       Storage   `toml:"storage"`
+}
+
+// Limits bound what decoding an artifact allocates (import, capture and
+// MCP import_artifact alike): a few MB of gzip can inflate into a GiB, and
+// a GiB of two-byte protobuf fields into hundreds of millions of decoded
+// objects, so the byte cap of [capture] alone does not bound memory. An
+// artifact over any of them fails with ARTIFACT_TOO_LARGE naming the key
+// (docs/configuration.md says what each counts in each format).
+type Limits struct {
+	MaxDecompressedBytes int64 `toml:"max_decompressed_bytes"`
+	MaxStrings           int64 `toml:"max_strings"`
+	MaxStringBytes       int64 `toml:"max_string_bytes"`
+	MaxLocations         int64 `toml:"max_locations"`
+	MaxFunctions         int64 `toml:"max_functions"`
+	MaxMappings          int64 `toml:"max_mappings"`
+	MaxSamples           int64 `toml:"max_samples"`
+	MaxSampleTypes       int64 `toml:"max_sample_types"`
+	MaxLabels            int64 `toml:"max_labels"`
+	MaxStackDepth        int64 `toml:"max_stack_depth"`
+	MaxStackFrames       int64 `toml:"max_stack_frames"`
+	MaxEvents            int64 `toml:"max_events"`
+	MaxJSONDepth         int64 `toml:"max_json_depth"`
+}
+
+// DefaultLimits are the [limits] defaults (pkg/profile.DefaultLimits holds
+// the same values; a test keeps them equal).
+func DefaultLimits() Limits {
+	return Limits{
+		MaxDecompressedBytes: 1 << 30,
+		MaxStrings:           8 << 20,
+		MaxStringBytes:       512 << 20,
+		MaxLocations:         4 << 20,
+		MaxFunctions:         4 << 20,
+		MaxMappings:          1 << 20,
+		MaxSamples:           4 << 20,
+		MaxSampleTypes:       1024,
+		MaxLabels:            16 << 20,
+		MaxStackDepth:        64 << 10,
+		MaxStackFrames:       128 << 20,
+		MaxEvents:            8 << 20,
+		MaxJSONDepth:         64,
+	}
+}
+
+// keys pairs each [limits] key with its value, for validation.
+func (l Limits) keys() []struct {
+	name string
+	v    int64
+} {
+	return []struct {
+		name string
+		v    int64
+	}{
+		{"max_decompressed_bytes", l.MaxDecompressedBytes}, {"max_strings", l.MaxStrings},
+		{"max_string_bytes", l.MaxStringBytes}, {"max_locations", l.MaxLocations},
+		{"max_functions", l.MaxFunctions}, {"max_mappings", l.MaxMappings}, {"max_samples", l.MaxSamples},
+		{"max_sample_types", l.MaxSampleTypes}, {"max_labels", l.MaxLabels},
+		{"max_stack_depth", l.MaxStackDepth}, {"max_stack_frames", l.MaxStackFrames},
+		{"max_events", l.MaxEvents}, {"max_json_depth", l.MaxJSONDepth},
+	}
 }
 
 // Execution is the policy for running workloads through the broker.
@@ -73,6 +134,7 @@ func Default() Config {
 			GraceSeconds:   2,
 			MaxOutputBytes: 16 << 20,
 		},
+		Limits:  DefaultLimits(),
 		Storage: Storage{LockTimeoutSeconds: 30},
 	}
 }
@@ -104,6 +166,39 @@ network = "deny_when_contained"
 grace_seconds = 2
 # Bytes kept of each of a workload's stdout and stderr (16 MiB).
 max_output_bytes = 16777216
+
+[limits]
+# What decoding one artifact may allocate (import, capture and MCP alike);
+# over any of them the artifact fails with ARTIFACT_TOO_LARGE, naming the
+# key to raise. docs/configuration.md says what each counts per format.
+# Bytes after gunzip (1 GiB).
+max_decompressed_bytes = 1073741824
+# pprof string table entries and comments.
+max_strings = 8388608
+# Bytes of all names, files, modules and labels kept (512 MiB).
+max_string_bytes = 536870912
+# pprof locations and their lines; speedscope frames; distinct perf script
+# callchain lines; distinct collapsed frame names.
+max_locations = 4194304
+# pprof functions; distinct function names of the text formats.
+max_functions = 4194304
+# pprof mappings; distinct perf script modules.
+max_mappings = 1048576
+# pprof samples; speedscope samples and profiles; collapsed lines; distinct
+# perf script stacks.
+max_samples = 4194304
+# pprof sample types (and values in one sample); perf script events.
+max_sample_types = 1024
+# pprof sample labels, in all samples.
+max_labels = 16777216
+# Frames in one stack.
+max_stack_depth = 65536
+# Frames in all stacks together (and pprof sample values).
+max_stack_frames = 134217728
+# speedscope open/close events.
+max_events = 8388608
+# Nesting of JSON arrays and objects.
+max_json_depth = 64
 
 [storage]
 # Longest wait for a workspace lock before WRITE_LOCK_TIMEOUT (exit 7).
@@ -163,6 +258,11 @@ func (c Config) Validate(file string) error {
 	}
 	if c.Execution.MaxOutputBytes <= 0 {
 		return Invalid(file, "%s: execution.max_output_bytes must be positive", file).With("keys", "execution.max_output_bytes")
+	}
+	for _, k := range c.Limits.keys() {
+		if k.v <= 0 {
+			return Invalid(file, "%s: limits.%s must be positive", file, k.name).With("keys", "limits."+k.name)
+		}
 	}
 	if c.Storage.LockTimeoutSeconds <= 0 || c.Storage.LockTimeoutSeconds > 3600 {
 		return Invalid(file, "%s: storage.lock_timeout_seconds must be in (0, 3600]", file).With("keys", "storage.lock_timeout_seconds")

@@ -1,6 +1,10 @@
 package profile
 
 import (
+	"bufio"
+	"bytes"
+	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,14 +36,32 @@ type builder struct {
 	maps  map[string]*profile.Mapping
 	// unsymbolized counts locations without a function name.
 	unsymbolized int
+	// What the builder creates is counted against the limits; err is the
+	// first count over its limit (callers check it after each sample).
+	format               Format
+	nLocs, nFuncs, nMaps counter
+	strBytes             counter
+	err                  error
 }
 
-func newBuilder(types ...*profile.ValueType) *builder {
+func newBuilder(f Format, l Limits, types ...*profile.ValueType) *builder {
 	return &builder{
-		p:     &profile.Profile{SampleType: types},
-		funcs: map[[3]string]*profile.Function{},
-		locs:  map[frame]*profile.Location{},
-		maps:  map[string]*profile.Mapping{},
+		p:        &profile.Profile{SampleType: types},
+		funcs:    map[[3]string]*profile.Function{},
+		locs:     map[frame]*profile.Location{},
+		maps:     map[string]*profile.Mapping{},
+		format:   f,
+		nLocs:    newCounter(l.MaxLocations, LimitLocations, "distinct "+string(f)+" frames (locations)"),
+		nFuncs:   newCounter(l.MaxFunctions, LimitFunctions, "distinct "+string(f)+" functions"),
+		nMaps:    newCounter(l.MaxMappings, LimitMappings, "distinct "+string(f)+" modules (mappings)"),
+		strBytes: newCounter(l.MaxStringBytes, LimitStringBytes, "bytes of "+string(f)+" names, files and modules"),
+	}
+}
+
+// count adds k to c, keeping the first error.
+func (b *builder) count(c *counter, k int64) {
+	if err := c.add(b.format, k); err != nil && b.err == nil {
+		b.err = err
 	}
 }
 
@@ -50,6 +72,8 @@ func (b *builder) mapping(module string) *profile.Mapping {
 	if m, ok := b.maps[module]; ok {
 		return m
 	}
+	b.count(&b.nMaps, 1)
+	b.count(&b.strBytes, int64(len(module)))
 	m := &profile.Mapping{ID: uint64(len(b.p.Mapping) + 1), File: module, HasFunctions: true}
 	b.maps[module] = m
 	b.p.Mapping = append(b.p.Mapping, m)
@@ -60,6 +84,7 @@ func (b *builder) location(f frame) *profile.Location {
 	if l, ok := b.locs[f]; ok {
 		return l
 	}
+	b.count(&b.nLocs, 1)
 	l := &profile.Location{ID: uint64(len(b.p.Location) + 1), Address: f.addr, Mapping: b.mapping(f.module)}
 	if f.name == "" {
 		b.unsymbolized++
@@ -74,6 +99,8 @@ func (b *builder) location(f frame) *profile.Location {
 			if sys == "" {
 				sys = f.name
 			}
+			b.count(&b.nFuncs, 1)
+			b.count(&b.strBytes, int64(len(f.name)+len(f.sysName)+len(f.file)))
 			fn = &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: f.name, SystemName: sys, Filename: f.file}
 			b.funcs[key] = fn
 			b.p.Function = append(b.p.Function, fn)
@@ -141,27 +168,63 @@ func looksCollapsed(lines []string) bool {
 	return nested
 }
 
-func parseCollapsed(data []byte) (*Profile, error) {
-	b := newBuilder(&profile.ValueType{Type: "samples", Unit: "count"})
+// parseCollapsedReader reads folded stacks line by line, counting lines
+// (samples), frames and distinct names against the limits as it goes.
+func parseCollapsedReader(r *bufio.Reader, lim Limits) (*Profile, error) {
+	b := newBuilder(FormatCollapsed, lim, &profile.ValueType{Type: "samples", Unit: "count"})
+	samples := newCounter(lim.MaxSamples, LimitSamples, "collapsed stack lines")
+	total := newCounter(lim.MaxStackFrames, LimitStackFrames, "frames in all collapsed stack lines")
 	nested := false
 	empty := int64(0)
-	for i, line := range splitLines(data) {
-		if strings.TrimSpace(line) == "" {
-			continue
+	// Names are interned here, each copied out of its line once, so that a
+	// kept name does not keep its whole line alive.
+	byName := map[string]*profile.Location{}
+	var leafFirst []*profile.Location
+	var long []byte
+	for n := 1; ; n++ {
+		raw, err := readLine(r, &long, lim.MaxStringBytes, FormatCollapsed, n, ';', lim.MaxStackDepth)
+		if err != nil && err != io.EOF {
+			return nil, err
 		}
-		frames, count, ok := splitCollapsed(line)
-		if !ok {
-			return nil, failf(FormatCollapsed, i+1, "not a \"stack count\" line: %.80q", line)
+		if len(raw) > 0 {
+			line := string(bytes.TrimSuffix(bytes.TrimSuffix(raw, []byte("\n")), []byte("\r")))
+			if strings.TrimSpace(line) != "" {
+				if d := int64(strings.Count(line, ";") + 1); d > lim.MaxStackDepth {
+					return nil, tooMany(FormatCollapsed, LimitStackDepth, lim.MaxStackDepth, d, "frames in one collapsed stack line")
+				}
+				frames, count, ok := splitCollapsed(line)
+				if !ok {
+					return nil, failf(FormatCollapsed, n, "not a \"stack count\" line: %.80q", line)
+				}
+				if err := samples.add(FormatCollapsed, 1); err != nil {
+					return nil, err
+				}
+				if err := total.add(FormatCollapsed, int64(len(frames))); err != nil {
+					return nil, err
+				}
+				nested = nested || len(frames) > 1
+				if len(frames) == 0 {
+					empty += count
+				}
+				leafFirst = leafFirst[:0]
+				for j := len(frames) - 1; j >= 0; j-- {
+					l, ok := byName[frames[j]]
+					if !ok {
+						name := strings.Clone(frames[j])
+						l = b.location(frame{name: name}) // "" = unknown frame
+						byName[name] = l
+					}
+					leafFirst = append(leafFirst, l)
+				}
+				if b.err != nil {
+					return nil, b.err
+				}
+				b.p.Sample = append(b.p.Sample, &profile.Sample{Location: slices.Clone(leafFirst), Value: []int64{count}})
+			}
 		}
-		nested = nested || len(frames) > 1
-		if len(frames) == 0 {
-			empty += count
+		if err == io.EOF {
+			break
 		}
-		leafFirst := make([]frame, len(frames))
-		for j, name := range frames {
-			leafFirst[len(frames)-1-j] = frame{name: name} // "" = unknown frame
-		}
-		b.p.Sample = append(b.p.Sample, &profile.Sample{Location: b.stack(leafFirst), Value: []int64{count}})
 	}
 	if len(b.p.Sample) == 0 {
 		return nil, failf(FormatCollapsed, 0, "no stacks")
@@ -180,4 +243,36 @@ func parseCollapsed(data []byte) (*Profile, error) {
 		out.Limitations = append(out.Limitations, strconv.FormatInt(empty, 10)+" samples have no frame: they count in totals but in no function")
 	}
 	return out, nil
+}
+
+// readLine returns the next line of r, newline included, or io.EOF with
+// the last bytes. A line longer than r's buffer is gathered in *long, up
+// to max bytes: a longer line fails (limit max_string_bytes, as no line
+// holds more than names). With sep, a long line also fails as soon as it
+// holds more than maxSep separators (a stack deeper than max_stack_depth),
+// before the rest of it is read.
+func readLine(r *bufio.Reader, long *[]byte, max int64, f Format, n int, sep byte, maxSep int64) ([]byte, error) {
+	raw, err := r.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		return raw, err
+	}
+	*long = append((*long)[:0], raw...)
+	seps := int64(0)
+	for err == bufio.ErrBufferFull {
+		if sep != 0 {
+			if seps += int64(bytes.Count(raw, []byte{sep})); seps >= maxSep {
+				pe := tooMany(f, LimitStackDepth, maxSep, seps+1, "frames in one "+string(f)+" line")
+				pe.Line = n
+				return nil, pe
+			}
+		}
+		raw, err = r.ReadSlice('\n')
+		if int64(len(*long)+len(raw)) > max {
+			pe := tooMany(f, LimitStringBytes, max, int64(len(*long)+len(raw)), "bytes in one line")
+			pe.Line = n
+			return nil, pe
+		}
+		*long = append(*long, raw...)
+	}
+	return *long, err
 }

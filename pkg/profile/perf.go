@@ -100,24 +100,27 @@ type perfParser struct {
 	// each depth's line in the latest sample that reached it, and its frame
 	prevLines [][]byte
 	prevIDs   []int
+	// what the parser keeps, counted against the limits
+	lim                                              Limits
+	nFrames, nStacks, nEvents, stackFrames, strBytes counter
 }
 
 // parsePerf reads `perf script` output line by line, never holding the
 // whole text (often hundreds of MB) in memory.
 func parsePerf(r *bufio.Reader, opts Options) (*Profile, error) {
+	lim := opts.limits()
 	pp := &perfParser{opts: opts, out: &Profile{Format: FormatPerfScript, Producer: "perf"},
-		eventIdx: map[string]int{}, frameIdx: map[string]int{}, stacks: map[string]*perfStack{}, terminated: true}
+		eventIdx: map[string]int{}, frameIdx: map[string]int{}, stacks: map[string]*perfStack{}, terminated: true,
+		lim:         lim,
+		nFrames:     newCounter(lim.MaxLocations, LimitLocations, "distinct perf script callchain lines"),
+		nStacks:     newCounter(lim.MaxSamples, LimitSamples, "distinct perf script stacks (event, thread and callchain)"),
+		nEvents:     newCounter(lim.MaxSampleTypes, LimitSampleTypes, "perf script events"),
+		stackFrames: newCounter(lim.MaxStackFrames, LimitStackFrames, "frames in all distinct perf script stacks"),
+		strBytes:    newCounter(lim.MaxStringBytes, LimitStringBytes, "bytes of distinct perf script callchain lines and thread names"),
+	}
 	var long []byte
 	for n := 1; ; n++ {
-		raw, err := r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull { // a line longer than the buffer
-			long = append(long[:0], raw...)
-			for err == bufio.ErrBufferFull {
-				raw, err = r.ReadSlice('\n')
-				long = append(long, raw...)
-			}
-			raw = long
-		}
+		raw, err := readLine(r, &long, lim.MaxStringBytes, FormatPerfScript, n, 0, 0)
 		if err != nil && err != io.EOF {
 			return nil, err
 		}
@@ -131,7 +134,9 @@ func parsePerf(r *bufio.Reader, opts Options) (*Profile, error) {
 			break
 		}
 	}
-	pp.endSample()
+	if err := pp.endSample(); err != nil {
+		return nil, err
+	}
 	return pp.finish()
 }
 
@@ -142,7 +147,9 @@ func (pp *perfParser) line(n int, line []byte) error {
 			pp.out.Producer = "perf " + string(bytes.TrimSpace(v))
 		}
 	case len(bytes.TrimSpace(line)) == 0:
-		pp.endSample()
+		if err := pp.endSample(); err != nil {
+			return err
+		}
 		pp.terminated = true
 	case line[0] == ' ' || line[0] == '\t':
 		if !pp.open {
@@ -152,11 +159,20 @@ func (pp *perfParser) line(n int, line []byte) error {
 		// (all of it but the leaf, outside recursion): comparing is
 		// cheaper than hashing the line.
 		j := len(pp.curFrames)
+		if int64(j) >= pp.lim.MaxStackDepth {
+			pe := tooMany(FormatPerfScript, LimitStackDepth, pp.lim.MaxStackDepth, int64(j)+1, "frames in one perf script callchain")
+			pe.Line = n
+			return pe
+		}
 		if j < len(pp.prevLines) && bytes.Equal(pp.prevLines[j], line) {
 			pp.curFrames = append(pp.curFrames, pp.prevIDs[j])
 			return nil
 		}
 		i, err := pp.frame(line)
+		if pe, ok := err.(*ParseError); ok {
+			pe.Line = n
+			return pe
+		}
 		if err != nil {
 			return failf(FormatPerfScript, n, "%v", err)
 		}
@@ -167,7 +183,9 @@ func (pp *perfParser) line(n int, line []byte) error {
 			pp.prevLines, pp.prevIDs = append(pp.prevLines, append([]byte(nil), line...)), append(pp.prevIDs, i)
 		}
 	default:
-		pp.endSample()
+		if err := pp.endSample(); err != nil {
+			return err
+		}
 		m := pp.header.match(line)
 		if m == nil {
 			return failf(FormatPerfScript, n, "not a perf script sample header: %.80q", line)
@@ -181,6 +199,9 @@ func (pp *perfParser) line(n int, line []byte) error {
 		evName, period := group(7), group(6)
 		ev, ok := pp.eventIdx[string(evName)]
 		if !ok {
+			if err := pp.nEvents.add(FormatPerfScript, 1); err != nil {
+				return err
+			}
 			ev = len(pp.out.Events)
 			pp.eventIdx[string(evName)] = ev
 			pp.out.Events = append(pp.out.Events, string(evName))
@@ -209,7 +230,11 @@ func (pp *perfParser) line(n int, line []byte) error {
 		if rest := group(8); rest != nil {
 			l := append([]byte{' '}, rest...)
 			if perfFrameStart().Match(l) {
-				if i, err := pp.frame(l); err == nil {
+				i, err := pp.frame(l)
+				if pe, ok := err.(*ParseError); ok {
+					return pe
+				}
+				if err == nil {
 					pp.curFrames = append(pp.curFrames, i)
 				}
 			}
@@ -223,6 +248,12 @@ func (pp *perfParser) frame(line []byte) (int, error) {
 	if i, ok := pp.frameIdx[string(line)]; ok {
 		return i, pp.frames[i].err
 	}
+	if err := pp.nFrames.add(FormatPerfScript, 1); err != nil {
+		return 0, err
+	}
+	if err := pp.strBytes.add(FormatPerfScript, int64(len(line))); err != nil {
+		return 0, err
+	}
 	var r frameResult
 	r.f, r.demangled, r.err = parsePerfFrame(string(line), pp.opts)
 	i := len(pp.frames)
@@ -233,9 +264,9 @@ func (pp *perfParser) frame(line []byte) (int, error) {
 }
 
 // endSample merges the open sample into its distinct stack.
-func (pp *perfParser) endSample() {
+func (pp *perfParser) endSample() error {
 	if !pp.open {
-		return
+		return nil
 	}
 	pp.open = false
 	pp.nSamples++
@@ -255,12 +286,22 @@ func (pp *perfParser) endSample() {
 	if st, ok := pp.stacks[string(k)]; ok {
 		st.value += c.value
 		st.count++
-		return
+		return nil
+	}
+	if err := pp.nStacks.add(FormatPerfScript, 1); err != nil {
+		return err
+	}
+	if err := pp.stackFrames.add(FormatPerfScript, int64(len(pp.curFrames))); err != nil {
+		return err
+	}
+	if err := pp.strBytes.add(FormatPerfScript, int64(len(k)+len(c.comm))); err != nil {
+		return err
 	}
 	st := &perfStack{event: c.event, value: c.value, count: 1, frames: append([]int(nil), pp.curFrames...),
 		comm: c.comm, pid: c.pid, tid: c.tid}
 	pp.stacks[string(k)] = st
 	pp.order = append(pp.order, st)
+	return nil
 }
 
 func (pp *perfParser) finish() (*Profile, error) {
@@ -281,7 +322,7 @@ func (pp *perfParser) finish() (*Profile, error) {
 				"event %s: no period column, each sample counts 1 (not the event count)", ev))
 		}
 	}
-	b := newBuilder(types...)
+	b := newBuilder(FormatPerfScript, pp.lim, types...)
 	locOf := make([]*profile.Location, len(pp.frames)) // by distinct callchain line
 	type threadKey struct {
 		comm     string
@@ -312,6 +353,9 @@ func (pp *perfParser) finish() (*Profile, error) {
 				lm.num["pid"] = []int64{st.pid}
 			}
 			labels[tk] = lm
+		}
+		if b.err != nil {
+			return nil, b.err
 		}
 		ps := &profile.Sample{Location: locs, Value: vals,
 			Label: lm.str, NumLabel: lm.num}

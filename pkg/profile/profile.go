@@ -43,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -68,8 +69,22 @@ const DefaultMaxBytes = 1 << 30
 
 // Options tune Parse. The zero value is ready to use.
 type Options struct {
-	MaxBytes    int64 // cap on input bytes after decompression; 0 = DefaultMaxBytes
-	KeepMangled bool  // do not demangle Rust/C++ symbols in perf script
+	// MaxBytes caps the input bytes after decompression when
+	// Limits.MaxDecompressedBytes is 0; 0 = DefaultMaxBytes.
+	MaxBytes int64
+	// Limits bound what decoding allocates; zero fields take
+	// DefaultLimits.
+	Limits      Limits
+	KeepMangled bool // do not demangle Rust/C++ symbols in perf script
+}
+
+// limits returns the effective limits of opts.
+func (o Options) limits() Limits {
+	l := o.Limits
+	if l.MaxDecompressedBytes <= 0 {
+		l.MaxDecompressedBytes = o.MaxBytes
+	}
+	return l.withDefaults()
 }
 
 // Profile is an imported profile in pprof's model plus what the import learnt.
@@ -150,11 +165,14 @@ func failf(f Format, line int, format string, args ...any) *ParseError {
 // with a *ParseError; an error from r itself is returned wrapped, as is.
 // perf script text is parsed as it streams in; the other formats are read
 // whole first (their decoders need all of it).
+//
+// What decoding allocates is bounded by opts.Limits: input over a limit
+// fails with a *ParseError wrapping ErrTooLarge and a *LimitError naming
+// the limit, before the memory is allocated.
 func Parse(r io.Reader, opts Options) (*Profile, error) {
-	limit := opts.MaxBytes
-	if limit <= 0 {
-		limit = DefaultMaxBytes
-	}
+	lim := opts.limits()
+	opts.Limits = lim
+	limit := lim.MaxDecompressedBytes
 	in := bufio.NewReaderSize(&cappedReader{r: r, left: limit}, 64<<10)
 	magic, err := in.Peek(2)
 	if len(magic) == 0 {
@@ -186,40 +204,76 @@ func Parse(r io.Reader, opts Options) (*Profile, error) {
 	// Detect on a prefix; each parser validates the whole input. A speedscope
 	// file may name its shared frames after the prefix, so JSON is re-checked
 	// in full.
+	//
+	// The text formats and pprof are read as they stream in, their counts
+	// checked against the limits line by line or field by field, so that a
+	// bomb fails after a few MB instead of after inflating in full. JSON is
+	// read whole (encoding/json needs it), then counted before decoding.
 	f := detect(head, false)
 	var p *Profile
-	if f == FormatPerfScript {
+	switch {
+	case f == FormatPerfScript:
 		p, err = parsePerf(body, opts)
-		if err != nil {
-			return nil, readFailure(err, nil, FormatPerfScript)
-		}
-	} else {
-		data, err := io.ReadAll(body)
+	case f == FormatCollapsed:
+		p, err = parseCollapsedReader(body, lim)
+	case f == FormatPprof:
+		p, err = readPprof(body, lim)
+	case f == FormatSpeedscope || isJSONObject(head) && len(head) >= detectPrefix:
+		var data []byte
+		data, err = readAll(body, limit)
 		if err != nil {
 			return nil, readFailure(err, data, FormatUnknown)
 		}
-		if f == FormatUnknown && len(data) > detectPrefix && isJSONObject(data) && looksSpeedscope(data) {
+		if f == FormatUnknown && looksSpeedscope(data) {
 			f = FormatSpeedscope
 		}
-		switch f {
-		case FormatPprof:
-			p, err = parsePprof(data)
-		case FormatSpeedscope:
-			p, err = parseSpeedscope(data)
-		case FormatCollapsed:
-			p, err = parseCollapsed(data)
-		default:
-			return nil, &ParseError{Format: FormatUnknown, Offset: 0, Err: ErrUnknownFormat,
-				Reason: "not pprof, perf script, speedscope or collapsed stacks"}
+		if f != FormatSpeedscope {
+			return nil, unknownFormat()
 		}
-		if err != nil {
-			return nil, err
+		if p, err = parseSpeedscope(data, lim); err != nil {
+			return nil, err // its own verdict, "not speedscope" (unknown) included
 		}
+	default:
+		return nil, unknownFormat()
+	}
+	if err != nil {
+		return nil, readFailure(err, nil, f)
 	}
 	if err := p.P.CheckValid(); err != nil {
 		return nil, &ParseError{Format: p.Format, Offset: -1, Err: err, Reason: "invalid result: " + err.Error()}
 	}
 	return p, nil
+}
+
+func unknownFormat() *ParseError {
+	return &ParseError{Format: FormatUnknown, Offset: 0, Err: ErrUnknownFormat,
+		Reason: "not pprof, perf script, speedscope or collapsed stacks"}
+}
+
+// readAll reads r whole; r fails by itself past limit (cappedReader), so
+// the buffer is never grown past it.
+func readAll(r io.Reader, limit int64) ([]byte, error) {
+	buf := make([]byte, 0, min(limit+1, 1<<20))
+	for {
+		buf = grow(buf, limit)
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// grow makes room in a full buf, doubling it but never past limit+1 bytes
+// (the reader fails at limit+1).
+func grow(buf []byte, limit int64) []byte {
+	if len(buf) < cap(buf) {
+		return buf
+	}
+	return slices.Grow(buf, int(max(1, min(int64(cap(buf)), limit+1-int64(cap(buf))))))
 }
 
 // readFailure returns a *ParseError as is (naming the format when it was
@@ -253,8 +307,10 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 	}
 	n, err := c.r.Read(p)
 	if int64(n) > c.left {
-		return 0, &ParseError{Format: FormatUnknown, Offset: c.read + c.left, Err: ErrTooLarge,
-			Reason: fmt.Sprintf("input exceeds %d bytes", c.read+c.left)}
+		max := c.read + c.left
+		return 0, &ParseError{Format: FormatUnknown, Offset: max,
+			Err:    &LimitError{Limit: LimitDecompressedBytes, Max: max, Observed: max + 1, What: "bytes of (decompressed) input"},
+			Reason: fmt.Sprintf("input exceeds %d bytes", max)}
 	}
 	c.left -= int64(n)
 	c.read += int64(n)

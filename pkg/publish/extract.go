@@ -29,7 +29,8 @@ func (p *Publisher) extract(ctx context.Context, m *run.Manifest, reg run.Regist
 	if err != nil {
 		return nil, fault.Wrap(fault.ArtifactIntegrityFailed, err, "read stored artifact %s", reg.ArtifactID).ForRun(m.RunID)
 	}
-	in := adapter.ExtractInput{RunID: m.RunID, ArtifactID: reg.ArtifactID, Kind: reg.Kind, Producer: reg.Producer, Path: path, Head: head}
+	in := adapter.ExtractInput{RunID: m.RunID, ArtifactID: reg.ArtifactID, Kind: reg.Kind, Producer: reg.Producer, Path: path, Head: head,
+		Limits: p.WS.Config.Limits}
 	var out []corpus.Extraction
 	for _, e := range p.Extractors {
 		if !e.Accepts(in) {

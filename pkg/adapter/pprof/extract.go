@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/flameox/flameox/pkg/adapter"
+	"github.com/flameox/flameox/pkg/config"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/profile"
 	gprof "github.com/google/pprof/profile"
@@ -35,11 +36,11 @@ func (*Extractor) Extract(ctx context.Context, in adapter.ExtractInput, sink ada
 		return nil, fault.Wrap(fault.ArtifactIntegrityFailed, err, "open %s", in.ArtifactID)
 	}
 	defer f.Close()
-	prof, err := profile.Parse(f, profile.Options{})
+	prof, err := profile.Parse(f, profile.Options{Limits: Limits(in.Limits)})
 	if err != nil {
 		var pe *profile.ParseError
 		if errors.As(err, &pe) && errors.Is(err, profile.ErrTooLarge) {
-			return nil, fault.Wrap(fault.ArtifactTooLarge, err, "profile %s", in.ArtifactID)
+			return nil, tooLarge(err, in)
 		}
 		return nil, fault.Wrap(fault.ArtifactParseFailed, err, "profile %s", in.ArtifactID).With("artifact_id", in.ArtifactID)
 	}
@@ -297,4 +298,33 @@ func language(n profile.Node) string {
 		return "javascript"
 	}
 	return ""
+}
+
+// Limits turns the workspace's [limits] into the parser's (zero fields
+// take the parser's defaults, which equal config.DefaultLimits).
+func Limits(l config.Limits) profile.Limits {
+	return profile.Limits{
+		MaxDecompressedBytes: l.MaxDecompressedBytes, MaxStrings: l.MaxStrings, MaxStringBytes: l.MaxStringBytes,
+		MaxLocations: l.MaxLocations, MaxFunctions: l.MaxFunctions, MaxMappings: l.MaxMappings,
+		MaxSamples: l.MaxSamples, MaxSampleTypes: l.MaxSampleTypes, MaxLabels: l.MaxLabels,
+		MaxStackDepth: l.MaxStackDepth, MaxStackFrames: l.MaxStackFrames, MaxEvents: l.MaxEvents,
+		MaxJSONDepth: l.MaxJSONDepth,
+	}
+}
+
+// tooLarge is ARTIFACT_TOO_LARGE for a profile over one of the limits:
+// details name the limit (limit_key, as config.toml spells it), its value
+// and the count reached when decoding stopped (a lower bound of what the
+// file holds), and the remedy says which key to raise.
+func tooLarge(err error, in adapter.ExtractInput) *fault.Error {
+	fe := fault.Wrap(fault.ArtifactTooLarge, err, "profile %s", in.ArtifactID).With("artifact_id", in.ArtifactID)
+	le, ok := profile.AsLimit(err)
+	if !ok {
+		return fe.Fix("Raise limits.max_decompressed_bytes in .diagnostics/config.toml if this size is expected, then import the file again (`flameox import`).")
+	}
+	key := "limits." + le.Limit
+	return fe.With("limit_key", key).With("limit", strconv.FormatInt(le.Max, 10)).
+		With("observed", strconv.FormatInt(le.Observed, 10)).With("observed_is_lower_bound", "true").
+		With("counted", le.What).
+		Fix(fmt.Sprintf("If the file is genuine, raise %s in .diagnostics/config.toml above %d (the count reached when decoding stopped; the file may hold more), then import it again (`flameox import`, or the import_artifact MCP tool). The limit bounds the memory decoding may use.", key, le.Observed))
 }
