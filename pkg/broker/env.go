@@ -40,11 +40,15 @@ func Sensitive(name string) bool {
 //
 // A parent variable passes when its name is in allow (an entry ending in "*"
 // matches by prefix, e.g. "LC_*") or in explicitlyAllowed, and is not
-// Sensitive; explicitlyAllowed names (exact, the workload's opt-in) pass even
-// when Sensitive. When the parent holds a name twice the first entry counts,
-// as it does for getenv(3). Overrides, the workload's declared variables, are
-// set on top and obey the same Sensitive rule; an override that is refused
-// also removes the parent's value of that name.
+// Sensitive, and its value embeds no credential in a URL (HasCredential:
+// GOPROXY=https://user:secret@host, https://token@host, ?access_token=);
+// explicitlyAllowed names (exact, the workload's opt-in) pass even when
+// Sensitive or holding a credential. When the parent holds a name twice the
+// first entry counts, as it does for getenv(3). Overrides, the workload's
+// declared variables (its own values, not the parent's), are set on top and
+// obey the same Sensitive rule; an override that is refused also removes the
+// parent's value of that name. Whatever passes, Run keeps its secrets out
+// of the captured output (Result.Redacted).
 //
 // env is sorted by name. dropped lists, sorted and without repetition, the
 // NAMES (never the values) that the child does not get: parent variables that
@@ -67,7 +71,7 @@ func ChildEnv(parent []string, allow []string, explicitlyAllowed []string, overr
 			continue
 		}
 		seen[name] = true
-		if !validName(name) || strings.IndexByte(val, 0) >= 0 || !passes(name) {
+		if !validName(name) || strings.IndexByte(val, 0) >= 0 || !passes(name) || (!explicit[name] && HasCredential(val)) {
 			drop[name] = true
 			continue
 		}

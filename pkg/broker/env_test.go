@@ -1,7 +1,9 @@
 package broker
 
 import (
+	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -78,18 +80,28 @@ func TestSensitive(t *testing.T) {
 	}
 }
 
-// TestChildEnvReachesChild runs /usr/bin/env with a filtered environment:
-// what ChildEnv dropped must not reach a real process.
+// TestChildEnvReachesChild runs env with a filtered environment: what
+// ChildEnv dropped must not reach a real process, and what it passed does.
+// The child writes its environment to a file: its captured stdout has the
+// allowed secret replaced (TestRunRedactsOutput).
 func TestChildEnvReachesChild(t *testing.T) {
 	env, dropped := ChildEnv(parentEnv, []string{"PATH", "HOME"}, []string{"API_TOKEN"}, nil)
-	res := run(t, Spec{Argv: []string{"/usr/bin/env"}, Env: env})
-	got := strings.Split(strings.TrimSpace(string(res.Stdout.Data)), "\n")
+	file := tempFile(t, "env")
+	res := run(t, Spec{Argv: []string{"/bin/sh", "-c", `/usr/bin/env > "$1"; /usr/bin/env`, "sh", file}, Env: env})
+	data, _ := os.ReadFile(file)
+	got := slices.DeleteFunc(strings.Split(strings.TrimSpace(string(data)), "\n"), func(kv string) bool {
+		return strings.HasPrefix(kv, "PWD=") // sh's own
+	})
+	slices.Sort(got)
 	want := []string{"API_TOKEN=tok-123", "HOME=/home/u", "PATH=/usr/bin:/bin"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("child env = %q, want %q", got, want)
 	}
+	if out := string(res.Stdout.Data); !strings.Contains(out, "API_TOKEN=<redacted>\n") || strings.Contains(out, "tok-123") {
+		t.Errorf("stdout = %q, want the token redacted", out)
+	}
 	for _, secret := range []string{"LD_PRELOAD", "PYTHONPATH", "AWS_SECRET_ACCESS_KEY"} {
-		if strings.Contains(string(res.Stdout.Data), secret) {
+		if strings.Contains(string(data), secret) {
 			t.Errorf("%s reached the child", secret)
 		}
 		if !contains(dropped, secret) {

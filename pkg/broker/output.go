@@ -55,20 +55,24 @@ func Output(ctx context.Context, argv []string, dir string, env []string, limit 
 	return Default.Output(ctx, argv, dir, env, limit, timeout)
 }
 
-// capture drains one pipe from the child, keeping at most limit bytes.
+// capture drains one pipe from the child, keeping at most limit bytes,
+// with the secrets of red (if any) replaced before anything is kept.
 type capture struct {
-	f     *os.File
-	w     io.Writer
-	limit int64
-	buf   bytes.Buffer
-	total int64
-	kept  int64
-	werr  error
-	done  chan struct{}
+	f       *os.File
+	w       io.Writer
+	limit   int64
+	red     *redactor
+	scratch []byte
+	buf     bytes.Buffer
+	total   int64
+	kept    int64
+	cut     bool
+	werr    error
+	done    chan struct{}
 }
 
-func startCapture(f *os.File, w io.Writer, limit int64) *capture {
-	c := &capture{f: f, w: w, limit: limit, done: make(chan struct{})}
+func startCapture(f *os.File, w io.Writer, limit int64, red *redactor) *capture {
+	c := &capture{f: f, w: w, limit: limit, red: red, done: make(chan struct{})}
 	go c.run()
 	return c
 }
@@ -86,19 +90,37 @@ func (c *capture) run() {
 			c.keep(b[:n])
 		}
 		if err != nil {
-			return
+			break
 		}
+	}
+	if c.red != nil {
+		c.emit(c.red.flush(c.scratch[:0]))
 	}
 }
 
+// keep takes bytes read from the child.
 func (c *capture) keep(p []byte) {
 	c.total += int64(len(p))
-	room := c.limit - c.kept
-	if room <= 0 {
-		return
+	if c.red != nil {
+		if c.kept >= c.limit {
+			c.cut = true
+			return
+		}
+		p = c.red.push(p, c.scratch[:0])
+		c.scratch = p[:0]
 	}
+	c.emit(p)
+}
+
+// emit keeps p within the budget.
+func (c *capture) emit(p []byte) {
+	room := c.limit - c.kept
 	if int64(len(p)) > room {
-		p = p[:room]
+		c.cut = true
+		p = p[:max(room, 0)]
+	}
+	if len(p) == 0 {
+		return
 	}
 	c.kept += int64(len(p))
 	if c.w == nil {
@@ -110,7 +132,12 @@ func (c *capture) keep(p []byte) {
 
 // stream reports the capture; call it after done is closed.
 func (c *capture) stream() Stream {
-	s := Stream{Total: c.total, Truncated: c.total > c.kept, WriteErr: c.werr}
+	s := Stream{Total: c.total, Truncated: c.cut, WriteErr: c.werr}
+	if c.red != nil {
+		for _, n := range c.red.hits {
+			s.Redactions += n
+		}
+	}
 	if c.w == nil {
 		s.Data = c.buf.Bytes()
 	}

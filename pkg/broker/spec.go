@@ -59,8 +59,11 @@ type Spec struct {
 type Stream struct {
 	Data      []byte // what was kept (nil when streamed to a writer)
 	Total     int64  // every byte the child wrote, kept or not
-	Truncated bool   // Total exceeded the budget
+	Truncated bool   // bytes beyond the budget were discarded
 	WriteErr  error  // the first error of Spec.Stdout/Stderr; later bytes were discarded
+	// Redactions counts the secrets replaced by "<redacted>" before the
+	// bytes were kept (see Result.Redacted).
+	Redactions int
 }
 
 // Result describes a finished (or killed) process.
@@ -99,6 +102,12 @@ type Result struct {
 	Killed          int
 	CleanupComplete bool
 	Leftover        []int
+	// Redacted names, sorted, the variables whose values were found in the
+	// output and replaced there by "<redacted>": the value of a Sensitive
+	// name or a credential in a URL (user info, a token query parameter) of
+	// at least six bytes, in the child's environment or flameox's own.
+	// Never the values.
+	Redacted []string
 }
 
 // prepared is a validated Spec with defaults and paths resolved.

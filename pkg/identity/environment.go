@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/flameox/flameox/pkg/broker"
 )
 
 // Environment identifies the machine and toolchains a run executed on.
@@ -31,6 +33,8 @@ import (
 //	collector.<name>    versions passed in by the caller
 //
 // Every name that could not be observed is listed in MissingFields instead.
+// A credential in a URL within a value (user info, a token query parameter)
+// is recorded as "<redacted>" (broker.RedactCredentials).
 type Environment struct {
 	// EnvironmentID is digest.Of {identity_quality, fields, missing_fields}.
 	EnvironmentID string `json:"environment_id"`
@@ -81,7 +85,9 @@ func CollectEnvironment(ctx context.Context, r Runner, collectors map[string]str
 			miss.add(key)
 			return
 		}
-		fields[key] = value
+		// A version line may quote a URL (an index, a proxy): keep any
+		// credential in it out of the record.
+		fields[key] = broker.RedactCredentials(value)
 	}
 
 	set("os", runtime.GOOS)

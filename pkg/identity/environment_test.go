@@ -170,3 +170,27 @@ func TestOneLine(t *testing.T) {
 		}
 	}
 }
+
+// cannedRunner answers every command with the same output.
+type cannedRunner string
+
+func (c cannedRunner) Output(context.Context, []string, string, []string, int64, time.Duration) ([]byte, error) {
+	return []byte(c), nil
+}
+
+// A version line that quotes a URL with a credential (a tool naming its
+// package index or proxy) is recorded without the credential.
+func TestEnvironmentRedactsURLCredentials(t *testing.T) {
+	e := CollectEnvironment(context.Background(), cannedRunner("tool 1.2 (index https://user:IDSECRET@pkgs.example.com)\n"),
+		map[string]string{"perf": "perf 6.1 https://tok3nIDSECRET@h"}, "go", "python")
+	b, _ := json.Marshal(e)
+	if strings.Contains(string(b), "IDSECRET") {
+		t.Fatalf("the record holds the credential: %s", b)
+	}
+	if got, want := e.Fields["go_toolchain"], "tool 1.2 (index https://user:<redacted>@pkgs.example.com)"; got != want {
+		t.Errorf("go_toolchain = %q, want %q", got, want)
+	}
+	if got, want := e.Fields["collector.perf"], "perf 6.1 https://<redacted>@h"; got != want {
+		t.Errorf("collector.perf = %q, want %q", got, want)
+	}
+}
