@@ -79,8 +79,8 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	// orphan of this child is this run's (see owner), and no other run's.
 	t := newTree(pid, pipeInode(outR), pipeInode(errR))
 	t.register()
-	secrets := secrets(spec.Env, os.Environ())
-	outRed, errRed := newRedactor(secrets), newRedactor(secrets)
+	secs := secrets(spec.Env, os.Environ())
+	outRed, errRed := newRedactor(secs), newRedactor(secs)
 	out := startCapture(outR, spec.Stdout, p.StdoutLimit, outRed)
 	errc := startCapture(errR, spec.Stderr, p.StderrLimit, errRed)
 
@@ -131,7 +131,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	<-errc.done
 	stopDrain.Stop()
 	res.Stdout, res.Stderr = out.stream(), errc.stream()
-	res.Redacted = redactedNames(secrets, outRed, errRed)
+	res.Redacted = redactedNames(secs, outRed, errRed)
 
 	switch why {
 	case timedOut:

@@ -130,13 +130,16 @@ type secret struct {
 	names []string
 }
 
-// secrets returns what Run removes from the child's captured output: from
-// each environment, the value of every Sensitive name and every URL
-// credential (also percent-decoded), when at least minSecret bytes long.
-// Run passes the child's environment and flameox's own, so a secret of the
-// parent that the child found elsewhere (a configuration file) is caught
-// too. Longest first: a secret that contains another is replaced whole.
-func secrets(envs ...[]string) []secret {
+// secrets returns what Run removes from the child's captured output, at
+// least minSecret bytes long each: from the child's environment the value
+// of every Sensitive name (which passes only when the workload allows it)
+// and every URL credential, and from the parent's (flameox's own) every URL
+// credential, which the child may have found elsewhere (a configuration
+// file); URL credentials also percent-decoded. The parent's Sensitive
+// values are not taken: the child did not get them, and most (SSH_AUTH_SOCK,
+// XAUTHORITY) are paths, not secrets. Longest first: a secret that contains
+// another is replaced whole.
+func secrets(child, parent []string) []secret {
 	var out []secret
 	at := map[string]int{}
 	add := func(name, v string) {
@@ -153,13 +156,13 @@ func secrets(envs ...[]string) []secret {
 			out[i].names = append(out[i].names, name)
 		}
 	}
-	for _, env := range envs {
+	for e, env := range [][]string{child, parent} {
 		for _, kv := range env {
 			name, val, ok := strings.Cut(kv, "=")
 			if !ok || name == "" {
 				continue
 			}
-			if Sensitive(name) {
+			if e == 0 && Sensitive(name) {
 				add(name, val)
 			}
 			for _, c := range urlCredentials(val) {
@@ -182,10 +185,11 @@ func secrets(envs ...[]string) []secret {
 // holds back the end of what it was given while that end could still
 // become a secret, so no secret crossing two writes gets through.
 type redactor struct {
-	secrets [][]byte  // longest first
-	first   [256]bool // first bytes of the secrets
+	secrets [][]byte // longest first
+	longest int
 	pending []byte
 	hits    []int // replacements made, per secret
+	next    []int // scratch: next occurrence of each secret
 }
 
 // newRedactor returns a redactor for secrets, or nil when there are none.
@@ -193,57 +197,114 @@ func newRedactor(secrets []secret) *redactor {
 	if len(secrets) == 0 {
 		return nil
 	}
-	r := &redactor{hits: make([]int, len(secrets))}
+	r := &redactor{hits: make([]int, len(secrets)), next: make([]int, len(secrets))}
 	for _, s := range secrets {
 		r.secrets = append(r.secrets, []byte(s.value))
-		r.first[s.value[0]] = true
+		r.longest = max(r.longest, len(s.value))
 	}
 	return r
 }
 
-// push takes the next bytes of the stream and returns the redacted bytes
-// that are final; the returned slice is valid until the next call.
+// push takes the next bytes of the stream and appends to out the redacted
+// bytes that are final.
 func (r *redactor) push(p []byte, out []byte) []byte {
+	if len(r.pending) == 0 {
+		return r.drain(p, out, false) // nothing held back: no copy
+	}
 	r.pending = append(r.pending, p...)
-	return r.drain(out, false)
+	return r.drain(r.pending, out, false)
 }
 
-// flush returns the rest at the end of the stream.
+// flush appends the rest at the end of the stream.
 func (r *redactor) flush(out []byte) []byte {
-	return r.drain(out, true)
+	return r.drain(r.pending, out, true)
 }
 
-// drain moves what is decided from pending to out. At each position it
-// replaces the longest secret that starts there; it stops at a position
-// where a secret could still start but has not arrived in full (unless
-// final).
-func (r *redactor) drain(out []byte, final bool) []byte {
-	b := r.pending
+// drain moves what is decided from b (the pending bytes) to out and keeps
+// the rest pending. It behaves as a scan
+// that, at each position, looks at the secrets longest first and takes the
+// first that agrees with the bytes there: one that is there in full is
+// replaced (and the scan goes on after it); one that could still arrive
+// (the bytes end first) stops the scan, and what follows is held back
+// unless final. Between those positions it jumps with bytes.Index, so text
+// without secrets costs a few fast searches per secret.
+func (r *redactor) drain(b, out []byte, final bool) []byte {
+	for k := range r.next {
+		r.next[k] = -2 // not searched yet
+	}
 	i, from := 0, 0
-scan:
-	for i < len(b) {
-		if !r.first[b[i]] {
-			i++
-			continue
+	for {
+		// The next position where a secret is there in full...
+		e := len(b)
+		for k, s := range r.secrets {
+			if r.next[k] == -1 {
+				continue // no more occurrences
+			}
+			if r.next[k] < i {
+				if j := bytes.Index(b[i:], s); j >= 0 {
+					r.next[k] = i + j
+				} else {
+					r.next[k] = -1
+					continue
+				}
+			}
+			e = min(e, r.next[k])
 		}
-		for k, s := range r.secrets { // longest first
-			switch {
-			case bytes.HasPrefix(b[i:], s):
-				out = append(out, b[from:i]...)
-				out = append(out, Redacted...)
-				r.hits[k]++
-				i += len(s)
-				from = i
-				continue scan
-			case !final && len(b)-i < len(s) && bytes.HasPrefix(s, b[i:]):
-				break scan // may still become this secret
+		// ...or could still begin (only in the last bytes).
+		if !final {
+			for p := max(i, len(b)-r.longest+1); p < e; p++ {
+				if r.partial(b[p:]) {
+					e = p
+					break
+				}
 			}
 		}
-		i++
+		if e == len(b) {
+			i = e
+			break
+		}
+		s, k := r.decide(b[e:], final)
+		if s == nil {
+			i = e
+			break // may still become a secret: hold from here
+		}
+		out = append(out, b[from:e]...)
+		out = append(out, Redacted...)
+		r.hits[k]++
+		i = e + len(s)
+		from = i
 	}
-	out = append(out, b[from:i]...)
+	if final {
+		i = len(b)
+	}
+	out = append(out, b[from:i]...) // i: where the held-back tail starts
 	r.pending = append(r.pending[:0], b[i:]...)
 	return out
+}
+
+// partial reports whether tail, the end of what is pending, is a proper
+// prefix of a secret.
+func (r *redactor) partial(tail []byte) bool {
+	for _, s := range r.secrets {
+		if len(tail) < len(s) && bytes.HasPrefix(s, tail) {
+			return true
+		}
+	}
+	return false
+}
+
+// decide returns the secret to replace at the start of b, or nil when the
+// first secret (longest first) that agrees with b could still arrive.
+func (r *redactor) decide(b []byte, final bool) ([]byte, int) {
+	for k, s := range r.secrets {
+		switch {
+		case bytes.HasPrefix(b, s):
+			return s, k
+		case !final && len(b) < len(s) && bytes.HasPrefix(s, b):
+			return nil, -1
+		}
+	}
+	return nil, -1
 }
 
 // redactedNames returns, sorted, the names of the variables whose values r

@@ -56,13 +56,16 @@ func TestChildEnvDropsURLCredentials(t *testing.T) {
 }
 
 func TestSecrets(t *testing.T) {
+	// From the parent, only URL credentials: its secret-looking names did
+	// not reach the child.
 	got := secrets([]string{"GOPROXY=https://user:p%40ssword@h,https://tok3nvalue@h2", "API_TOKEN=abcdefgh",
-		"SESSION_KEY=short", "PLAIN=https://h/x", "AUTH_X=abcdefgh"})
+		"SESSION_KEY=short", "PLAIN=https://h/x", "AUTH_X=abcdefgh"},
+		[]string{"SSH_AUTH_SOCK=/run/user/1000/ssh", "HTTPS_PROXY=http://u:pr0xypass@p"})
 	var values []string
 	for _, s := range got {
 		values = append(values, s.value+"="+strings.Join(s.names, "+"))
 	}
-	want := []string{"p%40ssword=GOPROXY", "tok3nvalue=GOPROXY", "p@ssword=GOPROXY", "abcdefgh=API_TOKEN+AUTH_X"}
+	want := []string{"p%40ssword=GOPROXY", "tok3nvalue=GOPROXY", "pr0xypass=HTTPS_PROXY", "p@ssword=GOPROXY", "abcdefgh=API_TOKEN+AUTH_X"}
 	if !slices.Equal(values, want) {
 		t.Errorf("secrets = %q, want %q", values, want)
 	}
@@ -120,6 +123,11 @@ func TestRedactorSplits(t *testing.T) {
 	}
 	if got, n := redactChunks(secrets, "a SECRET42 b tok3nvalue"); got != "a <redacted> b <redacted>" || n != 2 {
 		t.Errorf("got %q with %d replacements", got, n)
+	}
+	// Only a tail that could still become a secret is held back.
+	r := newRedactor([]secret{{value: "SECRET42"}})
+	if out := r.push([]byte(strings.Repeat("x", 1<<16)+"SECR"), nil); len(out) != 1<<16 || string(r.pending) != "SECR" {
+		t.Errorf("pushed %d bytes, %d held back (%q)", len(out), len(r.pending), r.pending)
 	}
 }
 
@@ -200,5 +208,17 @@ func TestRunRedactsOutput(t *testing.T) {
 		if want := []string{"API_TOKEN", "FX_TEST_PARENT_URL", "GOPROXY"}; !slices.Equal(res.Redacted, want) {
 			t.Errorf("%s: redacted %q, want %q", name, res.Redacted, want)
 		}
+	}
+}
+
+// BenchmarkRedactor measures the redactor over output with few secret
+// first bytes (typical text) in pipe-sized pieces.
+func BenchmarkRedactor(b *testing.B) {
+	chunk := bytes.Repeat([]byte("goroutine 1 [running]: main.work(0xc000012345) /src/main.go:42 +0x1d\n"), 1000)
+	r := newRedactor([]secret{{value: "SECRET1234567"}, {value: "tok3nvalue"}, {value: "p@ssword"}})
+	var out []byte
+	b.SetBytes(int64(len(chunk)))
+	for b.Loop() {
+		out = r.push(chunk, out[:0])
 	}
 }

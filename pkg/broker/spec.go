@@ -104,9 +104,9 @@ type Result struct {
 	Leftover        []int
 	// Redacted names, sorted, the variables whose values were found in the
 	// output and replaced there by "<redacted>": the value of a Sensitive
-	// name or a credential in a URL (user info, a token query parameter) of
-	// at least six bytes, in the child's environment or flameox's own.
-	// Never the values.
+	// name in the child's environment, or a credential in a URL (user info,
+	// a token query parameter) in the child's environment or flameox's own,
+	// of at least six bytes. Never the values.
 	Redacted []string
 }
 
