@@ -112,8 +112,8 @@ func (s *Service) RecoverWith(ctx context.Context, opts RecoverOptions) (*Recove
 			return nil, fault.Wrap(fault.ProcessCancelled, err, "recovery cancelled")
 		}
 		if err := s.recoverRun(ctx, runs, id, opts, res); err != nil {
-			if fault.Is(err, fault.WriteLockTimeout) || fault.Is(err, fault.ProcessCancelled) {
-				return nil, err // not this run's problem: every other run would meet it too
+			if fault.Is(err, fault.WriteLockTimeout) || fault.Is(err, fault.ProcessCancelled) || fault.Is(err, fault.StorageFull) {
+				return nil, fault.As(err) // not this run's problem: every other run would meet it too
 			}
 			res.Problems = append(res.Problems, RunProblem{RunID: id, Error: fault.As(err).ForRun(id)})
 		}

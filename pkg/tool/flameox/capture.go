@@ -223,10 +223,15 @@ func captureRun(ctx context.Context, c *Context, args []string) error {
 	faultpoint.Hit("capture.publishing")
 	// Publication happens even after an interrupt: the run is terminal and
 	// its artifacts are stored; leaving it unpublished would hide it.
-	pub, err := c.publisher(svc.WS).PublishRuns(context.WithoutCancel(ctx),
-		[]publish.RunRef{{RunID: res.Run.RunID, Revision: res.Run.Revision}})
+	// An artifact that cannot be extracted quarantines the run, which is
+	// published so, and the capture fails with that error.
+	pub, err := svc.PublishQuarantining(context.WithoutCancel(ctx), publishFunc(c.publisher(svc.WS)),
+		[]capture.RunRevision{{RunID: res.Run.RunID, Revision: res.Run.Revision}})
 	if err != nil {
 		return err
+	}
+	if len(pub.Quarantined) > 0 {
+		return pub.Errors[res.Run.RunID]
 	}
 	res.CorpusCommitID = pub.CommitID
 	if svc.Progress != nil {

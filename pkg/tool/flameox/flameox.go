@@ -60,7 +60,7 @@ func Commands() []*Command {
 		{Name: "capture plan", Args: "ADAPTER --workload NAME", Summary: "show the exact capture without running anything", MCPTool: "plan_capture", Run: capturePlan},
 		{Name: "capture run", Args: "ADAPTER --workload NAME", Summary: "capture an approved workload and publish the run", MCPTool: "execute_capture_plan", Run: captureRun},
 		{Name: "capabilities", Summary: "every adapter's status, version and remediation", MCPTool: "list_capabilities", Run: capabilities},
-		{Name: "recover", Summary: "close runs whose owner process is provably gone", CLIOnly: "administrative: rewrites run state after crashes", Run: recoverCmd},
+		{Name: "recover", Summary: "finish what crashes left: close runs whose owner is provably gone, rebuild projections, publish unpublished runs", CLIOnly: "administrative: rewrites run state after crashes", Run: recoverCmd},
 		{Name: "analyze hotspots", Args: "RUN_OR_ARTIFACT", Summary: "top self and inclusive frames of a profile (like go tool pprof -top)", MCPTool: "analyze_hotspots", Run: analyzeHotspots},
 		{Name: "stacks callers", Args: "RUN_OR_ARTIFACT FRAME_ID", Summary: "frames that call a frame", MCPTool: "get_frame_callers", Run: stacksEdges(true)},
 		{Name: "stacks callees", Args: "RUN_OR_ARTIFACT FRAME_ID", Summary: "frames a frame calls", MCPTool: "get_frame_callees", Run: stacksEdges(false)},
