@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/internal/tinyfs"
 )
 
 // TestProjectionRebuild: whatever a crash did to the files derived from a
@@ -162,5 +163,26 @@ func link(t *testing.T, from, to string) {
 	os.Remove(to)
 	if err := os.Link(from, to); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCreateOnFullDisk: a creation that cannot write revision 0 leaves no
+// run directory behind (status warned about such directories forever).
+func TestCreateOnFullDisk(t *testing.T) {
+	tfs := tinyfs.Mount(t, 1<<20)
+	s := &Store{Root: tfs.Dir}
+	if err := os.Mkdir(filepath.Join(s.Root, "runs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tfs.Fill(t, 0)
+	defer tfs.Free(t)
+	m := Manifest{RunID: NewID(), RunType: TypeImport, ExecutionStatus: ExecNotApplicable, CaptureStatus: CapturePending,
+		ValidationStatus: ValidationNotRequested, Limitations: []string{strings.Repeat("x", 64<<10)}}
+	err := s.Create(m)
+	if !fault.Is(err, fault.StorageFull) {
+		t.Fatalf("create on a full disk: %v", err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(s.Root, "runs")); len(ents) != 0 {
+		t.Fatalf("left behind: %v", ents)
 	}
 }
