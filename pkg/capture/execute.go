@@ -429,7 +429,8 @@ func outcome(res *broker.Result, err error) (string, *run.ProcessInfo, *fault.Er
 	p := &run.ProcessInfo{Pid: res.Pid, ExitCode: res.ExitCode, Signal: res.Signal, WallTimeNs: int64(res.Wall),
 		UserTimeNs: int64(res.UserCPU), SystemTimeNs: int64(res.SysCPU), PeakRSSBytes: res.PeakRSS, PeakRSSSource: res.PeakRSSSource,
 		TimedOut: res.TimedOut, Cancelled: res.Cancelled, CleanupComplete: res.CleanupComplete, Killed: res.Killed,
-		StdoutBytes: res.Stdout.Total, StderrBytes: res.Stderr.Total, OutputTruncated: res.Stdout.Truncated || res.Stderr.Truncated}
+		StdoutBytes: res.Stdout.Total, StderrBytes: res.Stderr.Total, OutputTruncated: res.Stdout.Truncated || res.Stderr.Truncated,
+		Leftover: res.Leftover, RedactedEnv: res.Redacted}
 	switch {
 	case res.TimedOut:
 		return run.ExecTimedOut, p, fault.New(fault.ProcessTimeout, "the workload ran out of time after %s", res.Wall.Round(time.Millisecond))

@@ -111,6 +111,13 @@ type ProcessInfo struct {
 	StdoutBytes     int64  `json:"stdout_bytes"`
 	StderrBytes     int64  `json:"stderr_bytes"`
 	OutputTruncated bool   `json:"output_truncated"`
+	// Leftover lists the pids still running when cleanup gave up
+	// (cleanup_complete false; see broker.Result.Leftover).
+	Leftover []int `json:"leftover,omitempty"`
+	// RedactedEnv names the variables whose values were replaced by
+	// "<redacted>" in the stored output (broker.Result.Redacted). Never the
+	// values.
+	RedactedEnv []string `json:"redacted_env,omitempty"`
 }
 
 // ValidationInfo records the oracle run that decided validation_status.

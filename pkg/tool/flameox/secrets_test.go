@@ -63,8 +63,12 @@ func TestCaptureKeepsURLCredentials(t *testing.T) {
 		if tc.allowed == strings.Contains(dropped, "GOPROXY") || tc.allowed == strings.Contains(dropped, "PIP_INDEX_URL") {
 			t.Errorf("%s: dropped %q", tc.workload, dropped)
 		}
-		if tc.allowed && !strings.Contains(r.stdout, "GOPROXY") {
-			t.Errorf("%s: the plan does not name GOPROXY as passed", tc.workload)
+		wantRedacted := ""
+		if tc.allowed {
+			wantRedacted = "GOPROXY,PIP_INDEX_URL"
+		}
+		if res.Run.Process == nil || strings.Join(res.Run.Process.RedactedEnv, ",") != wantRedacted {
+			t.Errorf("%s: process %+v; want redacted_env %q", tc.workload, res.Run.Process, wantRedacted)
 		}
 	}
 	filepath.WalkDir(filepath.Join(dir, ".diagnostics"), func(path string, d fs.DirEntry, err error) error {
