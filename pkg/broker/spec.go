@@ -46,9 +46,10 @@ type Spec struct {
 	// (default 2 s).
 	Grace time.Duration
 	// ScanInterval is how often the process tree is recorded while the
-	// child runs (default 250 ms; negative: only when killing). A
-	// descendant is found only if the broker sees its ancestry: a scan
-	// catches daemons whose intermediate parent exits later.
+	// child runs (default 250 ms; negative: only when killing). A scan
+	// claims a detached descendant for this run while its ancestry is
+	// still visible; one whose parent exits first is re-parented to
+	// flameox and attributed by the rule in the package doc.
 	ScanInterval time.Duration
 	// OnStart, if set, is called with the child's pid right after it starts
 	// and before the broker waits for it.
