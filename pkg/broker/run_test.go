@@ -215,11 +215,17 @@ func TestPeakRSSNotInheritedFromParent(t *testing.T) {
 	for i := 0; i < len(ballast); i += 4096 {
 		ballast[i] = 1
 	}
-	res, err := Run(context.Background(), Spec{Argv: []string{"/bin/sleep", "0.2"}, Env: []string{"PATH=/usr/bin:/bin"}})
+	res, err := Run(context.Background(), Spec{Argv: []string{"/bin/sleep", "0.5"}, Env: []string{"PATH=/usr/bin:/bin"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.PeakRSS <= 0 || res.PeakRSS > 50<<20 || res.PeakRSSSource != RSSSampled {
+	// The parent's 200 MiB must never be reported as the child's. On a
+	// machine so loaded that the sampler never ran while sleep lived, the
+	// honest answer is "unknown" (0), which is allowed; a figure is not.
+	switch {
+	case res.PeakRSSSource == RSSUnknown && res.PeakRSS == 0:
+		t.Logf("the sampler never saw sleep run; peak RSS unknown")
+	case res.PeakRSSSource != RSSSampled || res.PeakRSS <= 0 || res.PeakRSS > 50<<20:
 		t.Fatalf("sleep reported peak RSS %d bytes (%s); the parent holds 200 MiB", res.PeakRSS, res.PeakRSSSource)
 	}
 	ballast[0]++
