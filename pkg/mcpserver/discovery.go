@@ -9,6 +9,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/query"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -114,7 +115,7 @@ func (s *server) readResource(ctx context.Context, uri, prefix, refType string) 
 	raw, ok := strings.CutPrefix(uri, prefix)
 	id, err := url.PathUnescape(raw)
 	if !ok || err != nil || id == "" || strings.Contains(id, "/") {
-		return nil, mcp.ResourceNotFoundError(uri)
+		return nil, resourceNotFound(uri)
 	}
 	ws, err := s.workspace()
 	if err != nil {
@@ -151,11 +152,21 @@ func (s *server) readResource(ctx context.Context, uri, prefix, refType string) 
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
 }
 
+// resourceNotFound is mcp.ResourceNotFoundError with its data encoded as
+// JSON (the SDK quotes the URI with %q, which is not JSON for every
+// string).
+func resourceNotFound(uri string) error {
+	data, _ := json.Marshal(struct { // a string always encodes
+		URI string `json:"uri"`
+	}{uri})
+	return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: "Resource not found", Data: data}
+}
+
 // notFound maps "no such row" (and a type the corpus has no table for
 // yet) to the protocol's resource-not-found error; anything else stays.
 func notFound(uri string, err error) error {
 	if fault.Is(err, fault.NotFound) || fault.Is(err, fault.InvalidArguments) {
-		return mcp.ResourceNotFoundError(uri)
+		return resourceNotFound(uri)
 	}
 	return err
 }

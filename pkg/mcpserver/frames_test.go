@@ -96,7 +96,8 @@ func decodeWire(t *testing.T, lines []string) []wireMessage {
 // TestMalformedFrames: every malformed line gets one JSON-RPC error reply
 // (-32700 or -32600, with the id it deserves), and the server goes on to
 // answer the next request on the same session. Before the frame reader,
-// each of these ended the server with exit 1 and no reply.
+// each of these ended the server with exit 1 and no reply (the null id:
+// no reply at all).
 func TestMalformedFrames(t *testing.T) {
 	dir := project(t)
 	for _, tt := range []struct {
@@ -116,6 +117,8 @@ func TestMalformedFrames(t *testing.T) {
 		{"100000-deep nesting", strings.Repeat("[", 100000), -32600, "null"},
 		{"100 MB line", `{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":"` + strings.Repeat("a", 100<<20) + `"}}`, -32600, "null"},
 		{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, -32600, "null"},
+		// Valid, but the SDK's reply to it did not encode.
+		{"resource URI with a NUL", `{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"\u0000"}}`, -32602, "5"},
 		{"bidi in an echoed id", `{"jsonrpc":"1.0","id":"a` + "\u202e\u009b" + `b","method":"ping"}`, -32600, `"a\u202e\u009bb"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"io"
 	"sync"
 
@@ -162,7 +163,11 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
-		return err
+		resp, ok := msg.(*jsonrpc.Response)
+		if !ok {
+			return err
+		}
+		data = unencodable(resp)
 	}
 	switch m := msg.(type) {
 	case *jsonrpc.Response:
@@ -173,6 +178,26 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 	}
 	return c.write(data)
+}
+
+// unencodable is the reply sent in place of a response that does not
+// encode, so that a bad reply costs its caller an error instead of ending
+// the session (a failed write breaks the SDK's connection). go-sdk v1.8.0
+// builds one itself: for an unknown resource URI it makes the error data
+// with %q, which is not JSON for a control character:
+//
+//	{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"\u0000"}}
+//
+// after initialize ended the server with exit 1 ("invalid character 'x'
+// in string escape code"). The error keeps its code and message, without
+// the data; a result that does not encode becomes -32603.
+func unencodable(resp *jsonrpc.Response) []byte {
+	code, message := int64(jsonrpc.CodeInternalError), "internal error: the reply could not be encoded"
+	var we *jsonrpc.Error
+	if errors.As(resp.Error, &we) {
+		code, message = we.Code, we.Message
+	}
+	return rejectf(resp.ID.Raw(), int(code), "%s", message).reply
 }
 
 // write writes one line, with the characters a terminal or renderer could
