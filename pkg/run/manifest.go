@@ -5,8 +5,10 @@
 // attach later work: each change is a new revision, checked against the
 // three state machines (execution, capture, validation) and written with a
 // compare-and-swap on its revision number, after which the projection
-// (`manifest.json`) is replaced atomically. The projection always equals
-// the newest revision, so readers need only one file.
+// (`manifest.json`) is replaced atomically. The revisions are the truth:
+// readers take the projection when it is the newest revision and the
+// newest revision otherwise (a crash can land between the two writes),
+// and Repair rebuilds the projection and log from the revisions.
 package run
 
 import (
