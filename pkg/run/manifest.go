@@ -55,7 +55,8 @@ type Manifest struct {
 	// Artifacts are this run's registrations.
 	Artifacts   []Registration `json:"artifacts"`
 	Limitations []string       `json:"limitations"`
-	// Lease is held while the run is running (capture runs).
+	// Lease names the owner of an open run: every open revision (an
+	// import's pending, a capture's planned and running) has one.
 	Lease *Lease `json:"lease,omitempty"`
 	// Reason says why the newest revision was written ("registered",
 	// "copy failed", "owner process gone", ...).
