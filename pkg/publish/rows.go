@@ -84,7 +84,8 @@ type runCols struct {
 // manifest (see runText).
 var textColumns = []string{"workload_name", "workload_definition_id", "workload_instance_id", "measurement_protocol_id",
 	"adapter", "collector", "collector_version", "signal", "cancellation_cause", "containment", "orchestrator", "provider",
-	"lease_id", "worker_id", "orchestration_run_id", "execution_identity_id", "execution_identity_quality", "execution_identity_json"}
+	"lease_id", "worker_id", "orchestration_run_id", "execution_identity_id", "execution_identity_quality", "execution_identity_json",
+	"reason", "error_code"}
 
 func (r *runRows) runCols() (*runCols, error) {
 	if r.rc != nil {
@@ -128,6 +129,10 @@ func runText(m *run.Manifest) map[string]string {
 	}
 	if m.Reason == "crash_recovery" {
 		t["cancellation_cause"] = "crash_recovery"
+	}
+	t["reason"] = m.Reason
+	if m.Error != nil {
+		t["error_code"] = string(m.Error.Code)
 	}
 	if c := m.Containment; c != nil {
 		t["containment"] = c.State

@@ -26,6 +26,11 @@ type RunSummary struct {
 	ArtifactCount    int       `json:"artifact_count"`
 	EnvironmentID    string    `json:"environment_id"`
 	SourceStateID    string    `json:"source_state_id"`
+	// Reason says why the run's latest published revision was written
+	// (registered, succeeded, crash_recovery, ...) and ErrorCode is the
+	// error of a run that did not succeed; `runs show` has the message.
+	Reason    string `json:"reason,omitempty"`
+	ErrorCode string `json:"error_code,omitempty"`
 }
 
 // RunList is the result of `flameox runs list` and MCP list_runs.
@@ -59,7 +64,8 @@ var (
 	qRunsList = catalog.Query{Name: "runs.list", Version: "1", SQL: `
 SELECT r.run_id, r.revision, r.run_type, r.created_at, r.execution_status, r.capture_status, r.validation_status,
        coalesce(r.workload_name, ''), r.environment_id, coalesce(r.source_state_id, ''),
-       (SELECT count(*) FROM artifacts_current a WHERE a.run_id = r.run_id), epoch_us(r.created_at)
+       (SELECT count(*) FROM artifacts_current a WHERE a.run_id = r.run_id), epoch_us(r.created_at),
+       coalesce(r.reason, ''), coalesce(r.error_code, '')
 FROM runs_current r
 WHERE ` + runFilters + `
   AND ($8::BIGINT IS NULL OR epoch_us(r.created_at) < $8 OR (epoch_us(r.created_at) = $8 AND r.run_id < $9))
@@ -107,7 +113,7 @@ func ListRuns(ctx context.Context, ws *workspace.Workspace, req ListRunsRequest)
 				var rev int32
 				var us int64
 				if err := rows.Scan(&r.RunID, &rev, &r.RunType, &r.CreatedAt, &r.ExecutionStatus, &r.CaptureStatus,
-					&r.ValidationStatus, &r.WorkloadName, &r.EnvironmentID, &r.SourceStateID, &r.ArtifactCount, &us); err != nil {
+					&r.ValidationStatus, &r.WorkloadName, &r.EnvironmentID, &r.SourceStateID, &r.ArtifactCount, &us, &r.Reason, &r.ErrorCode); err != nil {
 					return err
 				}
 				if len(res.Runs) == limit {

@@ -5,7 +5,7 @@ package schema
 // Runs has one row per published run revision (the run manifest projection at
 // that revision). The latest revision per run_id is the current state; all the
 // columns `flameox runs list` filters and prints are plain columns.
-var Runs = newTable("runs", 1, 0,
+var Runs = newTable("runs", 1, 1,
 	"One row per published run revision: statuses, identities, process outcome.",
 	req("run_id", tStr, "run UUID"),
 	req("revision", tI32, "run manifest revision this row projects (0, 1, ...)"),
@@ -42,6 +42,8 @@ var Runs = newTable("runs", 1, 0,
 	opt("execution_identity_quality", tStr, "exact | partial | clean").dict(),
 	opt("execution_identity_json", tStr, "canonical execution identity JSON"),
 	req("manifest_path", tStr, "workspace-relative runs/<run_id>/manifest.json"),
+	opt("reason", tStr, "why the revision was written, e.g. registered, succeeded, crash_recovery, quarantined: ARTIFACT_PARSE_FAILED").since(1),
+	opt("error_code", tStr, "error code of a failed, cancelled or quarantined run, e.g. PROCESS_FAILED").dict().since(1),
 )
 
 // Artifacts has one row per artifact registration: the same payload (same

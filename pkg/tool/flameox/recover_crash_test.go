@@ -137,6 +137,9 @@ timeout_seconds = 300
 		if !run.Execution.Terminal(r.ExecutionStatus) || r.CaptureStatus == run.CapturePending || r.CaptureStatus == run.CaptureRunning || !run.Validation.Terminal(r.ValidationStatus) {
 			t.Fatalf("run %s listed open: %+v", r.RunID, r)
 		}
+		if r.Reason == "" || r.CaptureStatus != run.CaptureRegistered && r.ErrorCode == "" {
+			t.Fatalf("run %s listed without its reason: %+v", r.RunID, r)
+		}
 	}
 	t.Logf("%d run(s) after %d kills", len(ids), crashTrials)
 }

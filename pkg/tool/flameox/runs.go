@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -124,10 +125,14 @@ func runsList(ctx context.Context, c *Context, args []string) error {
 	}
 	return c.emit(res, func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "RUN\tTYPE\tCREATED\tEXECUTION\tCAPTURE\tVALIDATION\tARTIFACTS")
+		fmt.Fprintln(tw, "RUN\tTYPE\tCREATED\tEXECUTION\tCAPTURE\tVALIDATION\tARTIFACTS\tREASON")
 		for _, r := range res.Runs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.RunID, r.RunType, r.CreatedAt.Format("2006-01-02 15:04:05"),
-				r.ExecutionStatus, r.CaptureStatus, r.ValidationStatus, r.ArtifactCount)
+			reason := r.Reason
+			if r.ErrorCode != "" && !strings.Contains(reason, r.ErrorCode) {
+				reason += " (" + r.ErrorCode + ")"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.RunID, r.RunType, r.CreatedAt.Format("2006-01-02 15:04:05"),
+				r.ExecutionStatus, r.CaptureStatus, r.ValidationStatus, r.ArtifactCount, cli.Name(orDash(reason)))
 		}
 		tw.Flush()
 		footer(w, res.Returned, res.Total, res.Truncated, res.Cursor)
