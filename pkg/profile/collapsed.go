@@ -247,11 +247,11 @@ func parseCollapsedReader(r *bufio.Reader, lim Limits) (*Profile, error) {
 
 // readLine returns the next line of r, newline included, or io.EOF with
 // the last bytes. A line longer than r's buffer is gathered in *long, up
-// to max bytes: a longer line fails (limit max_string_bytes, as no line
+// to maxLen bytes: a longer line fails (limit max_string_bytes, as no line
 // holds more than names). With sep, a long line also fails as soon as it
 // holds more than maxSep separators (a stack deeper than max_stack_depth),
 // before the rest of it is read.
-func readLine(r *bufio.Reader, long *[]byte, max int64, f Format, n int, sep byte, maxSep int64) ([]byte, error) {
+func readLine(r *bufio.Reader, long *[]byte, maxLen int64, f Format, n int, sep byte, maxSep int64) ([]byte, error) {
 	raw, err := r.ReadSlice('\n')
 	if err != bufio.ErrBufferFull {
 		return raw, err
@@ -267,10 +267,13 @@ func readLine(r *bufio.Reader, long *[]byte, max int64, f Format, n int, sep byt
 			}
 		}
 		raw, err = r.ReadSlice('\n')
-		if int64(len(*long)+len(raw)) > max {
-			pe := tooMany(f, LimitStringBytes, max, int64(len(*long)+len(raw)), "bytes in one line")
+		if int64(len(*long)+len(raw)) > maxLen {
+			pe := tooMany(f, LimitStringBytes, maxLen, int64(len(*long)+len(raw)), "bytes in one line")
 			pe.Line = n
 			return nil, pe
+		}
+		if len(*long)+len(raw) > cap(*long) { // double, but never past max
+			*long = slices.Grow(*long, int(min(int64(max(cap(*long), len(raw))), maxLen-int64(len(*long)))))
 		}
 		*long = append(*long, raw...)
 	}

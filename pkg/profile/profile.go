@@ -43,7 +43,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -268,12 +267,16 @@ func readAll(r io.Reader, limit int64) ([]byte, error) {
 }
 
 // grow makes room in a full buf, doubling it but never past limit+1 bytes
-// (the reader fails at limit+1).
+// (the reader fails at limit+1). It allocates the new capacity exactly:
+// append's growth would round a 1 GiB limit up to 1.3 GiB.
 func grow(buf []byte, limit int64) []byte {
 	if len(buf) < cap(buf) {
 		return buf
 	}
-	return slices.Grow(buf, int(max(1, min(int64(cap(buf)), limit+1-int64(cap(buf))))))
+	n := max(int64(cap(buf))+1, min(2*int64(cap(buf)), limit+1))
+	nb := make([]byte, len(buf), n)
+	copy(nb, buf)
+	return nb
 }
 
 // readFailure returns a *ParseError as is (naming the format when it was

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/evidence/schema"
+	"github.com/flameox/flameox/pkg/profile/bombtest"
 )
 
 // discardSink writes every table through the real schema writer into
@@ -40,6 +41,35 @@ func (s *discardSink) close() error {
 // aggregate and write every table (docs/performance.md).
 func BenchmarkExtractLarge(b *testing.B) {
 	in := adapter.ExtractInput{RunID: "run", ArtifactID: "sha256:0123", Path: "../../profile/testdata/google-pprof__large.cpu.pb.gz"}
+	b.ReportAllocs()
+	for b.Loop() {
+		s := &discardSink{}
+		if _, err := (&Extractor{}).Extract(context.Background(), in, s); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkExtractMillion is the extraction of the bomb corpus's
+// 10^6-location profile (bombtest; 250,000 samples 33 to 64 frames deep):
+// parse, aggregate and write every table (docs/performance.md, "Bomb
+// corpus").
+func BenchmarkExtractMillion(b *testing.B) {
+	dir := b.TempDir()
+	cases, err := bombtest.Write(dir, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var path string
+	for _, c := range cases {
+		if c.Name == "pprof-1e6-locations.pb.gz" {
+			path = c.File
+		}
+	}
+	in := adapter.ExtractInput{RunID: "run", ArtifactID: "sha256:0123", Path: path}
 	b.ReportAllocs()
 	for b.Loop() {
 		s := &discardSink{}

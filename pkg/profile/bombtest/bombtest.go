@@ -28,8 +28,8 @@ type Outcome string
 const (
 	// Refused: ARTIFACT_TOO_LARGE naming Limit (a [limits] key).
 	Refused Outcome = "refused"
-	// Imported: a published run; Frames, when set, is the profile's
-	// distinct function count.
+	// Imported: a published run whose hotspots hold Frames frames and
+	// Total for the default sample type.
 	Imported Outcome = "imported"
 	// Either: a structured error or a published run.
 	Either Outcome = "either"
@@ -44,12 +44,28 @@ type Case struct {
 	Limit   string // for Refused: the [limits] key, e.g. "max_strings"
 	Large   bool   // slow to import (seconds); tests may skip it with -short
 	Inflate int64  // decompressed bytes
+	// For Imported: the distinct functions on some stack, and the total
+	// of the default (last) sample type.
+	Frames int
+	Total  int64
 }
 
 // spec is a case before it is written.
 type spec struct {
 	Case
 	write func(path string) (int64, error)
+}
+
+// expected holds, for each Imported case, its frames and total (computed
+// when the case is written).
+var expected = map[string]func() (frames int, total int64){
+	"pprof-1e6-locations.pb.gz": millionExpect,
+	"pprof-huge-name.pb.gz":     fixed(2, 7),
+	"collapsed-huge-name.txt":   fixed(3, 3),
+}
+
+func fixed(frames int, total int64) func() (int, int64) {
+	return func() (int, int64) { return frames, total }
 }
 
 const gib = 1 << 30
@@ -135,6 +151,9 @@ func Write(dir string, short bool) ([]Case, error) {
 			return nil, fmt.Errorf("bombtest: write %s: %w", c.Name, err)
 		}
 		c.Inflate = n
+		if e, ok := expected[c.Name]; ok {
+			c.Frames, c.Total = e()
+		}
 		out = append(out, c)
 	}
 	return out, nil
@@ -263,17 +282,36 @@ func writeProfile(path string, p *profile.Profile) (int64, error) {
 }
 
 // MillionLocations is the shape of the 10^6-location profile: its
-// locations (one function each), samples and stack depth.
+// locations (one function each), samples and call-tree levels.
 const (
 	MillionLocations = 1000000
 	MillionSamples   = 250000
-	MillionDepth     = 48
+	MillionLevels    = 64
 )
 
-// millionLocations is a CPU profile with 10^6 locations and functions,
-// every one on some stack: 250,000 samples 48 frames deep (12M frames),
-// the stacks sharing a few hundred roots as real programs do.
-func millionLocations(path string) (int64, error) {
+// millionLocations is a CPU profile with 10^6 locations and functions in
+// a call tree of 64 levels (each location's caller is a random location of
+// the level above, as in a program's call graph), and 250,000 samples whose
+// leaves are random locations of the lower 32 levels: stacks 33 to 64
+// frames deep (about 12M frames), sharing their callers near the root.
+func millionLocations(path string) (int64, error) { return writeProfile(path, million()) }
+
+// millionExpect is the 10^6-location profile's distinct functions on some
+// stack and its CPU time.
+func millionExpect() (int, int64) {
+	p := million()
+	seen := map[uint64]bool{}
+	total := int64(0)
+	for _, s := range p.Sample {
+		total += s.Value[len(s.Value)-1]
+		for _, l := range s.Location {
+			seen[l.ID] = true
+		}
+	}
+	return len(seen), total
+}
+
+func million() *profile.Profile {
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
 		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, Period: 10000000,
@@ -281,34 +319,34 @@ func millionLocations(path string) (int64, error) {
 	m := &profile.Mapping{ID: 1, Start: 0x400000, Limit: 0x40000000, File: "/usr/bin/app", HasFunctions: true}
 	p.Mapping = []*profile.Mapping{m}
 	for i := 0; i < MillionLocations; i++ {
-		fn := &profile.Function{ID: uint64(i + 1), Name: fmt.Sprintf("app/pkg%03d.(*T%d).Method%d", i%977, i%31, i),
-			SystemName: fmt.Sprintf("app/pkg%03d.(*T%d).Method%d", i%977, i%31, i), Filename: fmt.Sprintf("/src/app/pkg%03d/f%d.go", i%977, i%89)}
+		name := fmt.Sprintf("app/pkg%03d.(*T%d).Method%d", i%977, i%31, i)
+		fn := &profile.Function{ID: uint64(i + 1), Name: name, SystemName: name, Filename: fmt.Sprintf("/src/app/pkg%03d/f%d.go", i%977, i%89)}
 		p.Function = append(p.Function, fn)
 		p.Location = append(p.Location, &profile.Location{ID: uint64(i + 1), Mapping: m, Address: 0x400000 + uint64(i)*16,
 			Line: []profile.Line{{Function: fn, Line: int64(i%500 + 1)}}})
 	}
-	// Sample s: leaf is location s*4 mod 10^6 (so every location is some
-	// leaf or caller), then callers walking down to one of 256 roots.
 	state := uint64(0x9e3779b97f4a7c15)
 	next := func() uint64 { state ^= state << 13; state ^= state >> 7; state ^= state << 17; return state }
+	per := MillionLocations / MillionLevels // locations per level; level L holds [L*per, (L+1)*per)
+	parent := make([]int, MillionLocations)
+	for i := per; i < MillionLocations; i++ {
+		level := min(i/per, MillionLevels-1)
+		parent[i] = (level-1)*per + int(next()%uint64(per))
+	}
 	for s := 0; s < MillionSamples; s++ {
-		locs := make([]*profile.Location, MillionDepth)
-		for d := 0; d < MillionDepth; d++ {
-			var id int
-			switch {
-			case d < 4:
-				id = (s*4 + d) % MillionLocations
-			case d == MillionDepth-1:
-				id = int(next() % 256)
-			default:
-				id = int(next() % MillionLocations)
+		level := MillionLevels/2 + int(next()%uint64(MillionLevels/2))
+		leaf := level*per + int(next()%uint64(per))
+		var locs []*profile.Location
+		for id := leaf; ; id = parent[id] {
+			locs = append(locs, p.Location[id])
+			if id < per {
+				break
 			}
-			locs[d] = p.Location[id]
 		}
 		v := int64(next()%5 + 1)
 		p.Sample = append(p.Sample, &profile.Sample{Location: locs, Value: []int64{v, v * 10000000}})
 	}
-	return writeProfile(path, p)
+	return p
 }
 
 // hugeName is a valid profile whose hot function has a 64 MiB name.
