@@ -131,13 +131,19 @@ func (s *server) executePlan(ctx context.Context, req *mcp.CallToolRequest, in e
 	progress(capture.Progress{Phase: "publishing", Step: 4, Message: "publishing the run"})
 	// Publication happens even after a cancellation: the run is terminal
 	// and its artifacts are stored; leaving it unpublished would hide it.
-	pub, err := s.publisher(ws).PublishRuns(context.WithoutCancel(ctx), []publish.RunRef{{RunID: res.Run.RunID, Revision: res.Run.Revision}})
+	// An artifact that cannot be extracted quarantines the run, which is
+	// published so, and the capture fails with that error.
+	pub, err := svc.PublishQuarantining(context.WithoutCancel(ctx), publish.For(s.publisher(ws)),
+		[]capture.RunRevision{{RunID: res.Run.RunID, Revision: res.Run.Revision}})
 	if err != nil {
 		fe := fault.As(err)
 		if fe.RunID == "" {
 			fe.RunID = res.Run.RunID
 		}
 		return nil, "", fe
+	}
+	if len(pub.Quarantined) > 0 {
+		return nil, "", pub.Errors[res.Run.RunID]
 	}
 	res.CorpusCommitID = pub.CommitID
 	progress(capture.Progress{Phase: "completed", Step: 5, Message: res.Run.ExecutionStatus})

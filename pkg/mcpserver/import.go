@@ -14,6 +14,7 @@ import (
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/publish"
+	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workspace"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,17 +58,33 @@ func (s *server) importArtifact(ctx context.Context, _ *mcp.CallToolRequest, in 
 	}
 	req := capture.ImportRequest{Path: path, Kind: in.Kind, Sensitivity: in.Sensitivity, MediaType: in.MediaType,
 		Producer: in.Producer, ProducerVersion: in.ProducerVersion, RequestedBy: "mcp"}
-	res, err := s.captureService(ws).ImportFrom(ctx, ws.ProjectRoot, req)
+	svc := s.captureService(ws)
+	res, err := svc.ImportFrom(ctx, ws.ProjectRoot, req)
 	if err != nil {
+		// A run that failed after its creation is terminal: publish it so
+		// that list_runs shows it with its reason, then fail.
+		if id := fault.As(err).RunID; id != "" {
+			if m, gerr := (&run.Store{Root: ws.Root}).Get(id); gerr == nil && !m.Open() {
+				svc.PublishQuarantining(context.WithoutCancel(ctx), publish.For(s.publisher(ws)),
+					[]capture.RunRevision{{RunID: id, Revision: m.Revision}})
+			}
+		}
 		return nil, "", err
 	}
-	pub, err := s.publisher(ws).PublishRuns(ctx, []publish.RunRef{{RunID: res.Run.RunID, Revision: res.Run.Revision}})
+	// An artifact that cannot be extracted (a parse failure, a decoding
+	// limit) quarantines the run, which is published so, and the import
+	// fails with that error, as `flameox import` does.
+	pub, err := svc.PublishQuarantining(ctx, publish.For(s.publisher(ws)),
+		[]capture.RunRevision{{RunID: res.Run.RunID, Revision: res.Run.Revision}})
 	if err != nil {
 		fe := fault.As(err)
 		if fe.RunID == "" {
 			fe.RunID = res.Run.RunID
 		}
 		return nil, "", fe
+	}
+	if len(pub.Quarantined) > 0 {
+		return nil, "", pub.Errors[res.Run.RunID]
 	}
 	res.CorpusCommitID = pub.CommitID
 	dedup := ""

@@ -225,7 +225,7 @@ func captureRun(ctx context.Context, c *Context, args []string) error {
 	// its artifacts are stored; leaving it unpublished would hide it.
 	// An artifact that cannot be extracted quarantines the run, which is
 	// published so, and the capture fails with that error.
-	pub, err := svc.PublishQuarantining(context.WithoutCancel(ctx), publishFunc(c.publisher(svc.WS)),
+	pub, err := svc.PublishQuarantining(context.WithoutCancel(ctx), publish.For(c.publisher(svc.WS)),
 		[]capture.RunRevision{{RunID: res.Run.RunID, Revision: res.Run.Revision}})
 	if err != nil {
 		return err
@@ -322,7 +322,7 @@ func recoverCmd(ctx context.Context, c *Context, args []string) error {
 		return err
 	}
 	if len(res.ToPublish) > 0 {
-		out, err := svc.PublishQuarantining(ctx, publishFunc(c.publisher(svc.WS)), res.ToPublish)
+		out, err := svc.PublishQuarantining(ctx, publish.For(c.publisher(svc.WS)), res.ToPublish)
 		if err != nil {
 			return err
 		}
@@ -362,21 +362,6 @@ func recoverCmd(ctx context.Context, c *Context, args []string) error {
 			fmt.Fprintln(w, "nothing to recover")
 		}
 	})
-}
-
-// publishFunc adapts a publisher to capture.PublishFunc.
-func publishFunc(p *publish.Publisher) capture.PublishFunc {
-	return func(ctx context.Context, refs []capture.RunRevision) (string, error) {
-		rs := make([]publish.RunRef, len(refs))
-		for i, r := range refs {
-			rs[i] = publish.RunRef{RunID: r.RunID, Revision: r.Revision}
-		}
-		res, err := p.PublishRuns(ctx, rs)
-		if err != nil {
-			return "", err
-		}
-		return res.CommitID, nil
-	}
 }
 
 func quoteArgv(argv []string) string {

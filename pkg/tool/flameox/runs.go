@@ -12,6 +12,7 @@ import (
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/tool/foxcapture"
@@ -63,7 +64,7 @@ func importCmd(ctx context.Context, c *Context, args []string) error {
 	if len(refs) == 0 {
 		return importErr
 	}
-	pub, err := svc.PublishQuarantining(ctx, publishFunc(c.publisher(ws)), refs)
+	pub, err := svc.PublishQuarantining(ctx, publish.For(c.publisher(ws)), refs)
 	if err != nil {
 		return err
 	}
