@@ -31,6 +31,7 @@ func TestLimits(t *testing.T) {
 		{"pprof depth partial", pb("\x12\x7f\x0a\x7d\x01\x02\x03"), Limits{MaxStackDepth: 2}, LimitStackDepth},
 		{"pprof frames", pb("\x12\x04\x0a\x02\x01\x02", "\x12\x04\x0a\x02\x01\x02"), Limits{MaxStackFrames: 3}, LimitStackFrames},
 		{"pprof labels", pb("\x12\x04\x1a\x00\x1a\x00"), Limits{MaxLabels: 1}, LimitLabels},
+		{"pprof labels partial", pb("\x12\x7f\x1a\x00\x1a\x00\x1a\x00"), Limits{MaxLabels: 2}, LimitLabels},
 		{"pprof comments", pb("\x32\x00\x6a\x02\x00\x00"), Limits{MaxStrings: 2}, LimitStrings},
 		{"collapsed lines", "a;b 1\na;c 1\na;d 1\n", Limits{MaxSamples: 2}, LimitSamples},
 		{"collapsed depth", "a;b;c 1\n", Limits{MaxStackDepth: 2}, LimitStackDepth},

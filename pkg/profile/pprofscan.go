@@ -45,10 +45,17 @@ type pprofScan struct {
 	labels, frames                                                             counter
 	depth                                                                      int64 // limit on one sample's location ids
 	lim                                                                        Limits
+	// part is how far partialSample got in the sample starting at
+	// part.at, so that each new chunk of a long sample is read once.
+	part struct {
+		at                  int64 // input offset of the sample's payload; -1 for none
+		off                 int   // payload bytes in complete fields
+		ids, values, labels int64 // counted in those fields
+	}
 }
 
 func newPprofScan(l Limits) *pprofScan {
-	return &pprofScan{
+	s := &pprofScan{
 		lim:         l,
 		depth:       l.MaxStackDepth,
 		strings:     newCounter(l.MaxStrings, LimitStrings, "pprof string table entries and comments"),
@@ -61,6 +68,8 @@ func newPprofScan(l Limits) *pprofScan {
 		labels:      newCounter(l.MaxLabels, LimitLabels, "pprof sample labels"),
 		frames:      newCounter(l.MaxStackFrames, LimitStackFrames, "location ids and values in all pprof samples"),
 	}
+	s.part.at = -1
+	return s
 }
 
 // readPprof reads the decompressed protobuf from r, counting its fields as
@@ -174,7 +183,7 @@ func (s *pprofScan) field(b []byte, off int64, eof bool) (int, error) {
 					if field == pbString {
 						err = s.limitStringBytes(int64(l))
 					} else {
-						err = s.partialSample(b[k+n:])
+						err = s.partialSample(b[k+n:], off+int64(k+n))
 					}
 					if err != nil {
 						return 0, err
@@ -278,44 +287,64 @@ func (s *pprofScan) sample(b []byte, off int64) error {
 	return nil
 }
 
-// partialSample checks the start of a sample that has not fully arrived:
-// its complete fields, and the location ids or values of a packed field
-// cut by the end of b. Nothing is counted into the totals: the whole
-// sample is, once it arrives.
-func (s *pprofScan) partialSample(b []byte) error {
-	var ids, values int64
-	for len(b) > 0 {
-		field, typ, payload, size, err := pbField(b)
+// partialSample checks the start of a sample (its payload so far, b, at
+// input offset at) that has not fully arrived: its complete fields, and
+// the location ids or values of a packed field cut by the end of b.
+// Complete fields are read once (part keeps the place between chunks);
+// nothing is counted into the totals, as the whole sample is once it has
+// arrived.
+func (s *pprofScan) partialSample(b []byte, at int64) error {
+	p := &s.part
+	if p.at != at {
+		p.at, p.off, p.ids, p.values, p.labels = at, 0, 0, 0, 0
+	}
+	check := func(ids, values, labels int64) error {
+		switch {
+		case ids > s.depth:
+			return tooMany(FormatPprof, LimitStackDepth, s.depth, ids, "location ids in one pprof sample")
+		case values > s.lim.MaxSampleTypes:
+			return tooMany(FormatPprof, LimitSampleTypes, s.lim.MaxSampleTypes, values, "values in one pprof sample")
+		case s.frames.n+ids+values > s.frames.max:
+			return tooMany(FormatPprof, LimitStackFrames, s.frames.max, s.frames.n+ids+values, s.frames.what)
+		case s.labels.n+labels > s.labels.max:
+			return tooMany(FormatPprof, LimitLabels, s.labels.max, s.labels.n+labels, s.labels.what)
+		}
+		return nil
+	}
+	for p.off < len(b) {
+		field, typ, payload, size, err := pbField(b[p.off:])
 		if err != nil {
 			return nil // the decoder's verdict comes when the sample is complete
 		}
 		if size == 0 {
 			// The field's key and length, then as much as has arrived.
-			if _, k := pbVarint(b); k > 0 && typ == 2 {
-				if _, n := pbVarint(b[k:]); n > 0 {
-					payload = b[k+n:]
+			var cut []byte
+			if _, k := pbVarint(b[p.off:]); k > 0 && typ == 2 {
+				if _, n := pbVarint(b[p.off+k:]); n > 0 {
+					cut = b[p.off+k+n:]
 				}
 			}
+			ids, values := p.ids, p.values
+			switch field {
+			case pbSampleLocation:
+				ids += repeated(typ, cut)
+			case pbSampleValue:
+				values += repeated(typ, cut)
+			}
+			return check(ids, values, p.labels)
 		}
 		switch field {
 		case pbSampleLocation:
-			ids += repeated(typ, payload)
+			p.ids += repeated(typ, payload)
 		case pbSampleValue:
-			values += repeated(typ, payload)
+			p.values += repeated(typ, payload)
+		case pbSampleLabel:
+			p.labels++
 		}
-		if ids > s.depth {
-			return tooMany(FormatPprof, LimitStackDepth, s.depth, ids, "location ids in one pprof sample")
+		if err := check(p.ids, p.values, p.labels); err != nil {
+			return err
 		}
-		if values > s.lim.MaxSampleTypes {
-			return tooMany(FormatPprof, LimitSampleTypes, s.lim.MaxSampleTypes, values, "values in one pprof sample")
-		}
-		if s.frames.n+ids+values > s.frames.max {
-			return tooMany(FormatPprof, LimitStackFrames, s.frames.max, s.frames.n+ids+values, s.frames.what)
-		}
-		if size == 0 {
-			return nil
-		}
-		b = b[size:]
+		p.off += size
 	}
 	return nil
 }

@@ -92,6 +92,9 @@ func specs() []spec {
 		// Samples of 60,000 location ids each: 128M ids in 2,200 samples.
 		{Case{Name: "pprof-frames.pb.gz", Format: "pprof", Want: Refused, Limit: "max_stack_frames"},
 			repeatGz(packedSample(60000), 2300*60006)},
+		// One sample of 1 GiB of empty labels.
+		{Case{Name: "pprof-sample-labels.pb.gz", Format: "pprof", Want: Refused, Limit: "max_labels"},
+			prefixedGz([]byte("\x12\x80\x80\x80\x80\x04"), []byte("\x1a\x00"), gib)},
 		// Samples of 10,000 empty labels each.
 		{Case{Name: "pprof-labels.pb.gz", Format: "pprof", Want: Refused, Limit: "max_labels"},
 			repeatGz(labelledSample(10000), 2000*20004)},

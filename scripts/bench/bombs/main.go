@@ -16,6 +16,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: bombs DIR")
 		os.Exit(2)
 	}
+	if err := os.MkdirAll(os.Args[1], 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	cases, err := bombtest.Write(os.Args[1], false)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
