@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/profile"
 )
 
 // SchemaVersion is the config.toml format version this build reads.
@@ -30,60 +31,12 @@ type Config struct {
 // a GiB of two-byte protobuf fields into hundreds of millions of decoded
 // objects, so the byte cap of [capture] alone does not bound memory. An
 // artifact over any of them fails with ARTIFACT_TOO_LARGE naming the key
-// (docs/configuration.md says what each counts in each format).
-type Limits struct {
-	MaxDecompressedBytes int64 `toml:"max_decompressed_bytes"`
-	MaxStrings           int64 `toml:"max_strings"`
-	MaxStringBytes       int64 `toml:"max_string_bytes"`
-	MaxLocations         int64 `toml:"max_locations"`
-	MaxFunctions         int64 `toml:"max_functions"`
-	MaxMappings          int64 `toml:"max_mappings"`
-	MaxSamples           int64 `toml:"max_samples"`
-	MaxSampleTypes       int64 `toml:"max_sample_types"`
-	MaxLabels            int64 `toml:"max_labels"`
-	MaxStackDepth        int64 `toml:"max_stack_depth"`
-	MaxStackFrames       int64 `toml:"max_stack_frames"`
-	MaxEvents            int64 `toml:"max_events"`
-	MaxJSONDepth         int64 `toml:"max_json_depth"`
-}
+// (docs/configuration.md says what each counts in each format). The type
+// is the parser's own, so the keys, defaults and checks cannot drift.
+type Limits = profile.Limits
 
-// DefaultLimits are the [limits] defaults (pkg/profile.DefaultLimits holds
-// the same values; a test keeps them equal).
-func DefaultLimits() Limits {
-	return Limits{
-		MaxDecompressedBytes: 1 << 30,
-		MaxStrings:           8 << 20,
-		MaxStringBytes:       512 << 20,
-		MaxLocations:         4 << 20,
-		MaxFunctions:         4 << 20,
-		MaxMappings:          1 << 20,
-		MaxSamples:           4 << 20,
-		MaxSampleTypes:       1024,
-		MaxLabels:            16 << 20,
-		MaxStackDepth:        64 << 10,
-		MaxStackFrames:       128 << 20,
-		MaxEvents:            8 << 20,
-		MaxJSONDepth:         64,
-	}
-}
-
-// keys pairs each [limits] key with its value, for validation.
-func (l Limits) keys() []struct {
-	name string
-	v    int64
-} {
-	return []struct {
-		name string
-		v    int64
-	}{
-		{"max_decompressed_bytes", l.MaxDecompressedBytes}, {"max_strings", l.MaxStrings},
-		{"max_string_bytes", l.MaxStringBytes}, {"max_locations", l.MaxLocations},
-		{"max_functions", l.MaxFunctions}, {"max_mappings", l.MaxMappings}, {"max_samples", l.MaxSamples},
-		{"max_sample_types", l.MaxSampleTypes}, {"max_labels", l.MaxLabels},
-		{"max_stack_depth", l.MaxStackDepth}, {"max_stack_frames", l.MaxStackFrames},
-		{"max_events", l.MaxEvents}, {"max_json_depth", l.MaxJSONDepth},
-	}
-}
+// DefaultLimits are the [limits] defaults.
+func DefaultLimits() Limits { return profile.DefaultLimits() }
 
 // Execution is the policy for running workloads through the broker.
 type Execution struct {
@@ -259,9 +212,9 @@ func (c Config) Validate(file string) error {
 	if c.Execution.MaxOutputBytes <= 0 {
 		return Invalid(file, "%s: execution.max_output_bytes must be positive", file).With("keys", "execution.max_output_bytes")
 	}
-	for _, k := range c.Limits.keys() {
-		if k.v <= 0 {
-			return Invalid(file, "%s: limits.%s must be positive", file, k.name).With("keys", "limits."+k.name)
+	for _, k := range c.Limits.Each() {
+		if k.Value <= 0 {
+			return Invalid(file, "%s: limits.%s must be positive", file, k.Name).With("keys", "limits."+k.Name)
 		}
 	}
 	if c.Storage.LockTimeoutSeconds <= 0 || c.Storage.LockTimeoutSeconds > 3600 {

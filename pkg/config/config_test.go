@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -32,6 +33,8 @@ func TestParseRejects(t *testing.T) {
 		{"future version", "schema_version = 2\n", "not supported"},
 		{"bad enum", "schema_version = 1\n[capture]\ndefault_sensitivity = \"secret\"\n", "default_sensitivity"},
 		{"bad range", "schema_version = 1\n[storage]\nlock_timeout_seconds = 0\n", "lock_timeout_seconds"},
+		{"zero limit", "schema_version = 1\n[limits]\nmax_strings = 0\n", "limits.max_strings"},
+		{"unknown limit", "schema_version = 1\n[limits]\nmax_string = 5\n", "limits.max_string"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,6 +63,29 @@ func TestPartialConfigKeepsDefaults(t *testing.T) {
 	}
 	if cfg.Capture.MaxArtifactBytes != 10 || cfg.Capture.DefaultSensitivity != "internal" || cfg.Storage.LockTimeoutSeconds != 30 {
 		t.Fatalf("got %+v", cfg)
+	}
+}
+
+// TestLimitsKeys: every [limits] key decodes into its own field (the
+// parser's Limits carries the TOML names) and keeps the others' defaults.
+func TestLimitsKeys(t *testing.T) {
+	for _, l := range DefaultLimits().Each() {
+		cfg, err := Parse(fmt.Sprintf("schema_version = 1\n[limits]\n%s = 7\n", l.Name), "c")
+		if err != nil {
+			t.Fatalf("%s: %v", l.Name, err)
+		}
+		for _, got := range cfg.Limits.Each() {
+			want := DefaultLimits().Each()
+			var def int64
+			for _, w := range want {
+				if w.Name == got.Name {
+					def = w.Value
+				}
+			}
+			if got.Name == l.Name && got.Value != 7 || got.Name != l.Name && got.Value != def {
+				t.Fatalf("[limits] %s = 7 decoded as %s = %d", l.Name, got.Name, got.Value)
+			}
+		}
 	}
 }
 

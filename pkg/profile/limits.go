@@ -13,22 +13,23 @@ import (
 // ErrTooLarge (and naming the limit, see LimitError) before it allocates
 // more. A zero field takes its DefaultLimits value.
 //
-// The names of the fields are the `[limits]` keys of config.toml
-// (docs/configuration.md), which says what each counts in each format.
+// The type is also config.toml's `[limits]` section (pkg/config aliases it,
+// so the parser and the configuration cannot drift); docs/configuration.md
+// says what each key counts in each format.
 type Limits struct {
-	MaxDecompressedBytes int64 // input bytes after gunzip
-	MaxStrings           int64 // pprof string table entries and comments; distinct perf callchain lines
-	MaxStringBytes       int64 // total bytes of the strings kept (names, files, labels)
-	MaxLocations         int64 // pprof locations and their line entries; speedscope frames; distinct perf/collapsed frames
-	MaxFunctions         int64 // pprof functions; distinct function names of the text formats
-	MaxMappings          int64 // pprof mappings; distinct perf modules
-	MaxSamples           int64 // pprof samples; speedscope samples and profiles; collapsed lines; distinct perf stacks
-	MaxSampleTypes       int64 // pprof sample types and values per sample; perf events; speedscope profiles' unit families
-	MaxLabels            int64 // pprof sample labels, in all samples
-	MaxStackDepth        int64 // frames in one stack (one sample, one line, one open evented stack)
-	MaxStackFrames       int64 // frames in all stacks together
-	MaxEvents            int64 // speedscope open/close events, in all profiles
-	MaxJSONDepth         int64 // nesting of JSON arrays and objects
+	MaxDecompressedBytes int64 `toml:"max_decompressed_bytes"` // input bytes after gunzip
+	MaxStrings           int64 `toml:"max_strings"`            // pprof string table entries and comments; distinct perf callchain lines
+	MaxStringBytes       int64 `toml:"max_string_bytes"`       // total bytes of the strings kept (names, files, labels)
+	MaxLocations         int64 `toml:"max_locations"`          // pprof locations and their line entries; speedscope frames; distinct perf/collapsed frames
+	MaxFunctions         int64 `toml:"max_functions"`          // pprof functions; distinct function names of the text formats
+	MaxMappings          int64 `toml:"max_mappings"`           // pprof mappings; distinct perf modules
+	MaxSamples           int64 `toml:"max_samples"`            // pprof samples; speedscope samples and profiles; collapsed lines; distinct perf stacks
+	MaxSampleTypes       int64 `toml:"max_sample_types"`       // pprof sample types and values per sample; perf events; speedscope profiles' unit families
+	MaxLabels            int64 `toml:"max_labels"`             // pprof sample labels, in all samples
+	MaxStackDepth        int64 `toml:"max_stack_depth"`        // frames in one stack (one sample, one line, one open evented stack)
+	MaxStackFrames       int64 `toml:"max_stack_frames"`       // frames in all stacks together
+	MaxEvents            int64 `toml:"max_events"`             // speedscope open/close events, in all profiles
+	MaxJSONDepth         int64 `toml:"max_json_depth"`         // nesting of JSON arrays and objects
 }
 
 // DefaultLimits returns the defaults: generous enough for every real
@@ -55,26 +56,47 @@ func DefaultLimits() Limits {
 
 // withDefaults fills zero fields from DefaultLimits.
 func (l Limits) withDefaults() Limits {
-	d := DefaultLimits()
-	fill := func(v *int64, def int64) {
-		if *v <= 0 {
-			*v = def
+	def := DefaultLimits()
+	d := def.fields()
+	for i, f := range l.fields() {
+		if *f.v <= 0 {
+			*f.v = *d[i].v
 		}
 	}
-	fill(&l.MaxDecompressedBytes, d.MaxDecompressedBytes)
-	fill(&l.MaxStrings, d.MaxStrings)
-	fill(&l.MaxStringBytes, d.MaxStringBytes)
-	fill(&l.MaxLocations, d.MaxLocations)
-	fill(&l.MaxFunctions, d.MaxFunctions)
-	fill(&l.MaxMappings, d.MaxMappings)
-	fill(&l.MaxSamples, d.MaxSamples)
-	fill(&l.MaxSampleTypes, d.MaxSampleTypes)
-	fill(&l.MaxLabels, d.MaxLabels)
-	fill(&l.MaxStackDepth, d.MaxStackDepth)
-	fill(&l.MaxStackFrames, d.MaxStackFrames)
-	fill(&l.MaxEvents, d.MaxEvents)
-	fill(&l.MaxJSONDepth, d.MaxJSONDepth)
 	return l
+}
+
+// Limit is one field of Limits: its `[limits]` key and value.
+type Limit struct {
+	Name  string
+	Value int64
+}
+
+// Each lists the limits in a stable order, each with its `[limits]` key.
+func (l Limits) Each() []Limit {
+	fs := l.fields()
+	out := make([]Limit, len(fs))
+	for i, f := range fs {
+		out[i] = Limit{Name: f.name, Value: *f.v}
+	}
+	return out
+}
+
+type field struct {
+	name string
+	v    *int64
+}
+
+// fields points at each field of l, with its key.
+func (l *Limits) fields() []field {
+	return []field{
+		{LimitDecompressedBytes, &l.MaxDecompressedBytes}, {LimitStrings, &l.MaxStrings},
+		{LimitStringBytes, &l.MaxStringBytes}, {LimitLocations, &l.MaxLocations},
+		{LimitFunctions, &l.MaxFunctions}, {LimitMappings, &l.MaxMappings}, {LimitSamples, &l.MaxSamples},
+		{LimitSampleTypes, &l.MaxSampleTypes}, {LimitLabels, &l.MaxLabels},
+		{LimitStackDepth, &l.MaxStackDepth}, {LimitStackFrames, &l.MaxStackFrames},
+		{LimitEvents, &l.MaxEvents}, {LimitJSONDepth, &l.MaxJSONDepth},
+	}
 }
 
 // Limit names, as config.toml spells them under [limits].

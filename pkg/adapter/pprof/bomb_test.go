@@ -9,11 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flameox/flameox/pkg/adapter/pprof"
 	"github.com/flameox/flameox/pkg/cli"
-	"github.com/flameox/flameox/pkg/config"
 	"github.com/flameox/flameox/pkg/fault"
-	"github.com/flameox/flameox/pkg/profile"
 	"github.com/flameox/flameox/pkg/profile/bombtest"
 	"github.com/flameox/flameox/pkg/tool/flameox"
 )
@@ -162,13 +159,5 @@ func checkHotspots(t *testing.T, project string, as int64, importOut string, c b
 	}
 	if h.Total != c.Frames || h.SampleType.Total != c.Total {
 		t.Fatalf("hotspots: %d frames, total %d; want %d frames, total %d", h.Total, h.SampleType.Total, c.Frames, c.Total)
-	}
-}
-
-// TestLimitsMatchConfig: the parser's defaults are config.toml's, and a
-// zero [limits] takes them.
-func TestLimitsMatchConfig(t *testing.T) {
-	if got, want := pprof.Limits(config.DefaultLimits()), profile.DefaultLimits(); got != want {
-		t.Fatalf("config.DefaultLimits = %+v, profile.DefaultLimits = %+v", got, want)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/flameox/flameox/pkg/adapter"
-	"github.com/flameox/flameox/pkg/config"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/profile"
 	gprof "github.com/google/pprof/profile"
@@ -36,7 +35,7 @@ func (*Extractor) Extract(ctx context.Context, in adapter.ExtractInput, sink ada
 		return nil, fault.Wrap(fault.ArtifactIntegrityFailed, err, "open %s", in.ArtifactID)
 	}
 	defer f.Close()
-	prof, err := profile.Parse(f, profile.Options{Limits: Limits(in.Limits)})
+	prof, err := profile.Parse(f, profile.Options{Limits: in.Limits})
 	if err != nil {
 		var pe *profile.ParseError
 		if errors.As(err, &pe) && errors.Is(err, profile.ErrTooLarge) {
@@ -298,18 +297,6 @@ func language(n profile.Node) string {
 		return "javascript"
 	}
 	return ""
-}
-
-// Limits turns the workspace's [limits] into the parser's (zero fields
-// take the parser's defaults, which equal config.DefaultLimits).
-func Limits(l config.Limits) profile.Limits {
-	return profile.Limits{
-		MaxDecompressedBytes: l.MaxDecompressedBytes, MaxStrings: l.MaxStrings, MaxStringBytes: l.MaxStringBytes,
-		MaxLocations: l.MaxLocations, MaxFunctions: l.MaxFunctions, MaxMappings: l.MaxMappings,
-		MaxSamples: l.MaxSamples, MaxSampleTypes: l.MaxSampleTypes, MaxLabels: l.MaxLabels,
-		MaxStackDepth: l.MaxStackDepth, MaxStackFrames: l.MaxStackFrames, MaxEvents: l.MaxEvents,
-		MaxJSONDepth: l.MaxJSONDepth,
-	}
 }
 
 // tooLarge is ARTIFACT_TOO_LARGE for a profile over one of the limits:
