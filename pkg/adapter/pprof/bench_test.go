@@ -57,7 +57,13 @@ func BenchmarkExtractLarge(b *testing.B) {
 // 10^6-location profile (bombtest; 250,000 samples 33 to 64 frames deep):
 // parse, aggregate and write every table (docs/performance.md, "Bomb
 // corpus").
-func BenchmarkExtractMillion(b *testing.B) {
+func BenchmarkExtractMillion(b *testing.B) { benchBomb(b, "pprof-1e6-locations.pb.gz") }
+
+// BenchmarkExtractHugeName is the extraction of the bomb corpus's profile
+// with one 64 MiB function name (docs/performance.md, "Bomb corpus").
+func BenchmarkExtractHugeName(b *testing.B) { benchBomb(b, "pprof-huge-name.pb.gz") }
+
+func benchBomb(b *testing.B, name string) {
 	dir := b.TempDir()
 	cases, err := bombtest.Write(dir, false)
 	if err != nil {
@@ -65,7 +71,7 @@ func BenchmarkExtractMillion(b *testing.B) {
 	}
 	var path string
 	for _, c := range cases {
-		if c.Name == "pprof-1e6-locations.pb.gz" {
+		if c.Name == name {
 			path = c.File
 		}
 	}

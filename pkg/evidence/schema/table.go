@@ -41,6 +41,11 @@ type Column struct {
 	// Digest: the values are digests (frame and stack ids), whose min/max
 	// statistics never let a reader skip a row group; none are written.
 	Digest bool
+	// Text: free text read from an artifact (function names), which no
+	// query filters by range. Its min/max statistics would never let a
+	// reader skip a row group, and the writer would copy one huge hostile
+	// name into every page's statistics; none are written.
+	Text bool
 	// Originals: the Writer fills this map<string,string> column with,
 	// for each string column of the row whose value was not valid UTF-8
 	// and was stored with U+FFFD replacements, the column name and
@@ -86,6 +91,7 @@ func opt(name string, t arrow.DataType, doc string) Column {
 // dict marks a low-cardinality string column; unit sets the value unit.
 func (c Column) dict() Column         { c.Dict = true; return c }
 func (c Column) digest() Column       { c.Digest = true; return c }
+func (c Column) text() Column         { c.Text = true; return c }
 func (c Column) unit(u string) Column { c.Unit = u; return c }
 func (c Column) ns() Column           { return c.unit("ns") }
 func (c Column) bytes() Column        { return c.unit("bytes") }

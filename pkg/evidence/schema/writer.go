@@ -137,7 +137,7 @@ func (w *Writer) open(small bool) error {
 		if (col.Dict || w.coded[i] != nil) && !small {
 			props = append(props, parquet.WithDictionaryFor(path, true))
 		}
-		if col.Digest || strings.HasSuffix(col.Name, "_json") {
+		if col.Digest || col.Text || strings.HasSuffix(col.Name, "_json") {
 			props = append(props, parquet.WithStatsFor(path, false))
 		}
 	}
