@@ -159,7 +159,7 @@ func resourceNotFound(uri string) error {
 	data, _ := json.Marshal(struct { // a string always encodes
 		URI string `json:"uri"`
 	}{uri})
-	return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: "Resource not found", Data: data}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Resource not found", Data: data}
 }
 
 // notFound maps "no such row" (and a type the corpus has no table for

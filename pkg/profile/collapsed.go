@@ -112,15 +112,6 @@ func (b *builder) location(f frame) *profile.Location {
 	return l
 }
 
-// stack turns frames listed leaf first into locations.
-func (b *builder) stack(frames []frame) []*profile.Location {
-	locs := make([]*profile.Location, len(frames))
-	for i, f := range frames {
-		locs[i] = b.location(f)
-	}
-	return locs
-}
-
 // splitCollapsed parses one folded line, "root;…;leaf count": the stack is
 // everything before the last space and starts with a non-space; the count is
 // a non-negative integer. As in flamegraph.pl (Perl's split), trailing empty
