@@ -320,15 +320,6 @@ func synthProfile(t *testing.T) string {
 			Label: map[string][]string{"thread": {thread}, "process": {proc}}})
 	}
 	path := filepath.Join(t.TempDir(), "synth.pb.gz")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Write(f); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	pproftest.Write(t, path, p)
 	return path
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/flameox/flameox/pkg/profile/pproftest"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/workspace"
 	gprof "github.com/google/pprof/profile"
@@ -50,16 +51,7 @@ func invalidPprof(t *testing.T) string {
 			Label: map[string][]string{"thread": {"worker\xff"}, "key\xfe": {"x"}}})
 	}
 	path := filepath.Join(t.TempDir(), "invalid.pb.gz")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Write(f); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	pproftest.Write(t, path, p)
 	return path
 }
 

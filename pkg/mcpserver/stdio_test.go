@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/flameox/flameox/pkg/mcpserver"
+	"github.com/flameox/flameox/pkg/profile/pproftest"
 	"github.com/google/pprof/profile"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -89,14 +89,7 @@ func hostileProfile(t *testing.T, path, name string) {
 		Sample:   []*profile.Sample{{Location: []*profile.Location{l1, l2}, Value: []int64{5, 50000000}}, {Location: []*profile.Location{l2}, Value: []int64{1, 10000000}}},
 		Location: []*profile.Location{l1, l2}, Function: []*profile.Function{evil, main},
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := p.Write(f); err != nil {
-		t.Fatal(err)
-	}
+	pproftest.Write(t, path, p)
 }
 
 // rawSession writes JSON-RPC lines to a server process and returns every

@@ -18,7 +18,6 @@ package profile
 // proves that pprof reads them.
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,16 +110,7 @@ func TestConvertedMatchGoToolPprof(t *testing.T) {
 			}
 			p := parseFile(t, path)
 			out := filepath.Join(t.TempDir(), "converted.pb.gz")
-			f, err := os.Create(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := p.P.Write(f); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Close(); err != nil {
-				t.Fatal(err)
-			}
+			pproftest.Write(t, out, p.P)
 			compareWithPprof(t, out, p)
 		})
 	}

@@ -40,17 +40,7 @@ func (s *discardSink) close() error {
 // fixture (23,038 frames, 92,068 call-edge rows, 10,000 stacks): parse,
 // aggregate and write every table (docs/performance.md).
 func BenchmarkExtractLarge(b *testing.B) {
-	in := adapter.ExtractInput{RunID: "run", ArtifactID: "sha256:0123", Path: "../../profile/testdata/google-pprof__large.cpu.pb.gz"}
-	b.ReportAllocs()
-	for b.Loop() {
-		s := &discardSink{}
-		if _, err := (&Extractor{}).Extract(context.Background(), in, s); err != nil {
-			b.Fatal(err)
-		}
-		if err := s.close(); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchExtract(b, "../../profile/testdata/google-pprof__large.cpu.pb.gz")
 }
 
 // BenchmarkExtractMillion is the extraction of the bomb corpus's
@@ -75,6 +65,12 @@ func benchBomb(b *testing.B, name string) {
 			path = c.File
 		}
 	}
+	benchExtract(b, path)
+}
+
+// benchExtract extracts path into a sink that writes and discards every
+// table, once per iteration.
+func benchExtract(b *testing.B, path string) {
 	in := adapter.ExtractInput{RunID: "run", ArtifactID: "sha256:0123", Path: path}
 	b.ReportAllocs()
 	for b.Loop() {

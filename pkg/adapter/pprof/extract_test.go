@@ -2,12 +2,12 @@ package pprof
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/adapter/adaptertest"
+	"github.com/flameox/flameox/pkg/profile/pproftest"
 	gprof "github.com/google/pprof/profile"
 )
 
@@ -35,14 +35,7 @@ func TestFrameIDsUnique(t *testing.T) {
 	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "dup.pb.gz")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Write(f); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	pproftest.Write(t, path, p)
 	s := adaptertest.NewSink(t, ExtractorName, ExtractorVersion)
 	if _, err := (&Extractor{}).Extract(context.Background(), adapter.ExtractInput{RunID: "r", ArtifactID: "sha256:00", Path: path}, s); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/pprof/profile"
 )
 
 var (
@@ -77,4 +79,21 @@ func value(t testing.TB, s string) int64 {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// Write writes p to path as a gzipped pprof profile, failing the test on
+// any error (the close included).
+func Write(t testing.TB, path string, p *profile.Profile) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(f); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -2,13 +2,13 @@ package flameox
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/flameox/flameox/pkg/analysis"
 	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/profile/pproftest"
 	"github.com/google/pprof/profile"
 )
 
@@ -47,14 +47,7 @@ func writeHostileProfile(t *testing.T, path, name string) {
 		Sample:   []*profile.Sample{sample(5, 2, 1, 0), sample(3, 1, 0), sample(2, 3, 1, 0), sample(1, 4, 0)},
 		Location: locs, Function: fns,
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := p.Write(f); err != nil {
-		t.Fatal(err)
-	}
+	pproftest.Write(t, path, p)
 }
 
 // TestHostileNameOutput is defect 8 of issue 12: a long function name with
