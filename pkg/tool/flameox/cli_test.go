@@ -18,10 +18,12 @@ import (
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/status"
 	"github.com/flameox/flameox/pkg/tool/foxcapture"
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // TestMain lets the test binary act as flameox or fox-capture in a child
-// process, so CLI tests run real processes without a separate build.
+// process, so CLI tests run real processes without a separate build; the
+// testscript suites (script_test.go) find the same tools on their PATH.
 func TestMain(m *testing.M) {
 	switch os.Getenv("FLAMEOX_TEST_AS") {
 	case "flameox":
@@ -29,7 +31,7 @@ func TestMain(m *testing.M) {
 	case "fox-capture":
 		os.Exit(cli.Main("fox-capture", foxcapture.Run))
 	}
-	os.Exit(m.Run())
+	testscript.Main(m, scriptTools)
 }
 
 type result struct {

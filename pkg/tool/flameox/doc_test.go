@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite docs/interfaces.md")
+var update = flag.Bool("update", false, "rewrite docs/interfaces.md and the testscript goldens")
 
 // interfacesDoc renders the command table: every porcelain command, the
 // MCP tool with the same capability, or why it is CLI-only.
