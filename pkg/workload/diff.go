@@ -12,8 +12,9 @@ const maxChanges = 20
 // Diff lists what differs between an approved canonical form and the
 // current one, as short phrases naming the field ("argv[2] changed",
 // "timeout_seconds 30 → 60", "parameters.mode choices changed"), in a fixed
-// order. Values of argv, cwd and env are not repeated: the reviewer reads
-// them with `flameox workload show`.
+// order ("parameters.count range [1, 50] → [1, 100]"). Values of argv, cwd
+// and env are not repeated: the reviewer reads them with `flameox workload
+// show`.
 func Diff(old, cur Definition) []string {
 	var out []string
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
@@ -65,6 +66,17 @@ func Diff(old, cur Definition) []string {
 			add("parameters.%s removed", n)
 		case o.Type != c.Type:
 			add("parameters.%s type %s → %s", n, o.Type, c.Type)
+		case o.IsRange() && c.IsRange():
+			if o.Min != c.Min || o.Max != c.Max {
+				add("parameters.%s range %s → %s", n, o.Domain(), c.Domain())
+			}
+			if o.Default != c.Default {
+				add("parameters.%s default %s → %s", n, o.Default, c.Default)
+			}
+		case o.IsRange():
+			add("parameters.%s range %s → choices", n, o.Domain())
+		case c.IsRange():
+			add("parameters.%s choices → range %s", n, c.Domain())
 		case slices.Equal(o.Choices, c.Choices):
 		case len(o.Choices) == len(c.Choices) && sameSet(o.Choices, c.Choices):
 			add("parameters.%s choice order changed (default %q → %q)", n, clip(o.Choices[0]), clip(c.Choices[0]))

@@ -22,7 +22,8 @@
 // only, never MCP) records in .diagnostics/approvals.json the definition id
 // of the workload: the digest (RFC 8785 canonical JSON, pkg/digest) of its
 // canonical form — name, argv and cwd templates, timeout, env, allow_env,
-// parameters with their ordered choices, and oracle. The canonical form is
+// options, parameters with their ordered choices or range bounds and
+// default, and oracle. The canonical form is
 // independent of TOML formatting and key order, so reformatting the file
 // keeps the approval, while any change to what could run revokes it: capture
 // of that workload is then EXECUTION_REFUSED (exit 9) and the error names
@@ -45,9 +46,13 @@
 //   - timeout_seconds: default 300, in (0, 86400].
 //   - env: at most 128 entries, names [A-Za-z_][A-Za-z0-9_]*, values are
 //     templates. allow_env: at most 128 unique names of the same form.
-//   - parameters: at most 128; each 1..256 unique scalar choices of one type
-//     (string, integer, float, boolean; integers mixed with floats become
-//     floats); strings at most 1 KiB. The first choice is the default.
+//   - parameters: at most 128; each either 1..256 unique scalar choices of
+//     one type (string, integer, float, boolean; integers mixed with floats
+//     become floats; strings at most 1 KiB; the first choice is the
+//     default), or a range {min = A, max = B} with an optional default
+//     (else min): inclusive, finite, A <= B; integer bounds make an integer
+//     range, any float bound a float range (integers in it at most 2^53 in
+//     magnitude). A range table has no other key.
 //   - oracle: strength execution_check (default) | contract_check |
 //     cross_treatment_equivalence; argv as for the workload.
 //   - experiments: workload (required, declared); either variants (1..16
@@ -71,9 +76,12 @@
 // lone `}`, an unclosed `{` or an undeclared name is WORKSPACE_INVALID naming
 // the workload, field and token. Values passed to Render must be declared
 // choices, compared by canonical text (JSON 65536, 65536.0 and "65536" all
-// select the integer choice 65536), else INVALID_ARGUMENTS naming the
-// parameter; missing parameters take the default. What renders is always
-// the declared choice, never the caller's spelling of it.
+// select the integer choice 65536), or numbers inside a declared range
+// (numbers, or text spelled as a JSON number: "25", "2.5e1"; an integer
+// range refuses 2.5), else INVALID_ARGUMENTS naming the parameter, the value
+// and the choices or range; missing parameters take the default. What
+// renders is always the canonical text of the value (the declared choice;
+// for a range, the number formatted as above), never the caller's spelling.
 package workload
 
 // FileName is the workload file at the project root.

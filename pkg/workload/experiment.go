@@ -236,31 +236,33 @@ func settings(path, key string, raw *rawExperiment, e *Experiment) error {
 	return nil
 }
 
-// choices resolves experiment values against p's declared choices: 1..max,
-// each declared, none repeated. It returns their canonical text.
+// choices resolves experiment values against p's declared choices or
+// range: 1..max, each declared or in range, none repeated. It returns
+// their canonical text.
 func choices(path, key string, p *Parameter, list []any, max int) ([]string, error) {
 	if len(list) == 0 || len(list) > max {
 		return nil, invalid(path, key, "must list 1..%d values", max)
 	}
 	out := make([]string, 0, len(list))
 	for i, v := range list {
-		j := p.index(v)
-		if j < 0 {
-			return nil, invalid(path, fmt.Sprintf("%s[%d]", key, i), "%s is not a declared choice of parameter %q (choices: %s)", describe(v), p.Name, clip(strings.Join(p.Choices, ", ")))
+		text, why := p.resolve(v)
+		if why != "" {
+			return nil, invalid(path, fmt.Sprintf("%s[%d]", key, i), "%s %s for parameter %q", describe(v), why, p.Name)
 		}
-		if slices.Contains(out, p.Choices[j]) {
+		if slices.Contains(out, text) {
 			return nil, invalid(path, fmt.Sprintf("%s[%d]", key, i), "repeats %s", describe(v))
 		}
-		out = append(out, p.Choices[j])
+		out = append(out, text)
 	}
 	return out, nil
 }
 
-// inferTreatment finds the one parameter whose choices include every variant.
+// inferTreatment finds the one parameter whose choices or range include
+// every variant.
 func inferTreatment(path, key string, w *Workload, variants []any) (*Parameter, error) {
 	var found []*Parameter
 	for _, p := range w.Parameters {
-		if !slices.ContainsFunc(variants, func(v any) bool { return p.index(v) < 0 }) {
+		if !slices.ContainsFunc(variants, func(v any) bool { _, why := p.resolve(v); return why != "" }) {
 			found = append(found, p)
 		}
 	}

@@ -34,14 +34,33 @@ type rawFile struct {
 }
 
 type rawWorkload struct {
-	Argv           []string          `toml:"argv"`
-	Cwd            *string           `toml:"cwd"`
-	TimeoutSeconds *float64          `toml:"timeout_seconds"`
-	Env            map[string]string `toml:"env"`
-	AllowEnv       []string          `toml:"allow_env"`
-	Options        map[string]string `toml:"options"`
-	Parameters     map[string]any    `toml:"parameters"`
-	Oracle         *rawOracle        `toml:"oracle"`
+	Argv           []string                 `toml:"argv"`
+	Cwd            *string                  `toml:"cwd"`
+	TimeoutSeconds *float64                 `toml:"timeout_seconds"`
+	Env            map[string]string        `toml:"env"`
+	AllowEnv       []string                 `toml:"allow_env"`
+	Options        map[string]string        `toml:"options"`
+	Parameters     map[string]*rawParameter `toml:"parameters"`
+	Oracle         *rawOracle               `toml:"oracle"`
+}
+
+// rawParameter is one `parameters` entry as written: an array of choices
+// or a range table. UnmarshalTOML keeps the decoded value as it is, for
+// buildParameter to validate; the fields are never set and only tell the
+// strict decoder which keys a range table may have (any other key, or a
+// case variant, is refused naming it).
+type rawParameter struct {
+	Min     any `toml:"min"`
+	Max     any `toml:"max"`
+	Default any `toml:"default"`
+
+	value any
+}
+
+// UnmarshalTOML implements toml.Unmarshaler.
+func (p *rawParameter) UnmarshalTOML(v any) error {
+	p.value = v
+	return nil
 }
 
 type rawOracle struct {

@@ -3,6 +3,7 @@ package workload
 import (
 	"bytes"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -23,6 +24,8 @@ func FuzzParse(f *testing.F) {
 		hostileTOML, base, base + exp + "variants = ['a']\n", base + exp + "factors = { n = [1, 2], p = ['b'] }\ntreatment_parameter = 'n'\n",
 		wl("argv = ['x', '{p}{{}}']\ncwd = '{p}'\nenv = { A = '{n}' }"), wl("argv = ['x']\nParam = 1"),
 		wl("argv = ['x', '{p.a}']"), wl("argv = ['x']\noracle = { argv = ['{n}'] }"), head + "[workloads.w]\nargv = ['x']\nparameters = { f = [1, 2.5, -0.0] }\n",
+		head + "[workloads.w]\nargv = ['x', '{n}', '{f}']\nparameters = { n = {min = -5, max = 50, default = 7}, f = {min = -0.0, max = 2.5} }\noptions = { native = 'true' }\n",
+		head + "[workloads.w]\nargv = ['x']\n[workloads.w.parameters.n]\nmin = 1\nmax = 0.5\n",
 	} {
 		f.Add(s)
 	}
@@ -58,16 +61,35 @@ func FuzzParse(f *testing.F) {
 func encodeWorkload(t testing.TB, w *Workload) string {
 	t.Helper()
 	d := w.Canonical()
-	raw := rawWorkload{Argv: d.Argv, Cwd: &d.Cwd, TimeoutSeconds: &d.TimeoutSeconds, Env: d.Env, AllowEnv: d.AllowEnv, Parameters: map[string]any{}}
+	params := map[string]any{}
 	for _, p := range d.Parameters {
-		raw.Parameters[p.Name] = p.values
+		if !p.IsRange() {
+			params[p.Name] = p.values
+			continue
+		}
+		// The default of a range is its canonical text; read it back as
+		// the range's type.
+		def, why := p.resolve(p.Default)
+		if why != "" || def != p.Default {
+			t.Fatalf("%s: default %q of range %s does not resolve to itself: %s", w.Name, p.Default, p.Domain(), why)
+		}
+		var dv any
+		if p.Type == TypeInteger {
+			dv, _ = strconv.ParseInt(p.Default, 10, 64)
+		} else {
+			dv, _ = strconv.ParseFloat(p.Default, 64)
+		}
+		params[p.Name] = map[string]any{"min": p.lo, "max": p.hi, "default": dv}
+	}
+	raw := map[string]any{"argv": d.Argv, "cwd": d.Cwd, "timeout_seconds": d.TimeoutSeconds, "env": d.Env, "allow_env": d.AllowEnv, "parameters": params}
+	if len(d.Options) > 0 {
+		raw["options"] = d.Options
 	}
 	if d.Oracle != nil {
-		raw.Oracle = &rawOracle{Strength: &d.Oracle.Strength, Argv: d.Oracle.Argv}
+		raw["oracle"] = map[string]any{"strength": d.Oracle.Strength, "argv": d.Oracle.Argv}
 	}
-	one := 1
 	var buf bytes.Buffer
-	if err := toml.NewEncoder(&buf).Encode(rawFile{SchemaVersion: &one, Workloads: map[string]*rawWorkload{w.Name: &raw}}); err != nil {
+	if err := toml.NewEncoder(&buf).Encode(map[string]any{"schema_version": 1, "workloads": map[string]any{w.Name: raw}}); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()
@@ -124,7 +146,7 @@ func FuzzRender(f *testing.F) {
 		}
 		one := 1
 		raw := &rawFile{SchemaVersion: &one, Workloads: map[string]*rawWorkload{"w": {
-			Argv: []string{"prog", tmpl}, Parameters: map[string]any{"p": []any{value}, "q": []any{"Q"}},
+			Argv: []string{"prog", tmpl}, Parameters: map[string]*rawParameter{"p": {value: []any{value}}, "q": {value: []any{"Q"}}},
 		}}}
 		file, err := build(raw, FileName)
 		if err != nil {

@@ -40,8 +40,9 @@ type Instance struct {
 
 // Render binds params (as decoded from JSON: string, float64, bool,
 // json.Number; Go callers may also pass int and int64) to the workload.
-// An unknown parameter name or a value that is not a declared choice is
-// INVALID_ARGUMENTS naming it; absent parameters take their default.
+// An unknown parameter name, or a value that is not a declared choice or
+// lies outside a declared range, is INVALID_ARGUMENTS naming the parameter,
+// the value and the domain; absent parameters take their default.
 // Rendering runs nothing and touches no file.
 func (w *Workload) Render(projectRoot string, params map[string]any) (*Instance, error) {
 	chosen := make(map[string]string, len(w.Parameters))
@@ -62,14 +63,18 @@ func (w *Workload) Render(projectRoot string, params map[string]any) (*Instance,
 			return nil, fault.New(fault.InvalidArguments, "parameter %q of workload %q contains a NUL byte", p.Name, w.Name).
 				With("workload", w.Name).With("parameter", p.Name)
 		}
-		i := p.index(v)
-		if i < 0 {
-			return nil, fault.New(fault.InvalidArguments, "parameter %q of workload %q: %s is not a declared choice", p.Name, w.Name, describe(v)).
-				With("workload", w.Name).With("parameter", p.Name).With("value", describe(v)).
-				With("choices", clip(strings.Join(p.Choices, ","))).
+		text, why := p.resolve(v)
+		if why != "" {
+			e := fault.New(fault.InvalidArguments, "parameter %q of workload %q: %s %s", p.Name, w.Name, describe(v), why).
+				With("workload", w.Name).With("parameter", p.Name).With("value", describe(v))
+			if p.IsRange() {
+				return nil, e.With("min", p.Min).With("max", p.Max).
+					Fix("Use a " + p.Type + " in [" + p.Min + ", " + p.Max + "]; changing the range means editing " + FileName + " and approving again.")
+			}
+			return nil, e.With("choices", clip(strings.Join(p.Choices, ","))).
 				Fix("Use one of the declared choices; changing them means editing " + FileName + " and approving again.")
 		}
-		chosen[p.Name] = p.Choices[i]
+		chosen[p.Name] = text
 	}
 	root, err := filepath.Abs(projectRoot)
 	if err != nil {

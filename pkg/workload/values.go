@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -16,28 +19,49 @@ const (
 	TypeBoolean = "boolean"
 )
 
-// Parameter is one declared parameter: its ordered choices as canonical
-// text (what templates render) and as typed values. The first is the
-// default.
+// Parameter is one declared parameter. An enumerated parameter has
+// ordered choices as canonical text (what templates render) and as typed
+// values; the first is the default. A range parameter has inclusive
+// bounds Min and Max (canonical text of integers or floats) instead of
+// choices, and takes any number between them; its default is Default.
 type Parameter struct {
 	Name    string   `json:"name"`
 	Type    string   `json:"type"`
-	Choices []string `json:"choices"`
+	Choices []string `json:"choices,omitempty"`
+	Min     string   `json:"min,omitempty"`
+	Max     string   `json:"max,omitempty"`
 	Default string   `json:"default"`
 
 	values []any // typed choices, in the order of Choices
+	lo, hi any   // typed bounds of a range: int64 or float64
 }
 
 // Value returns choice i as a typed value: string, int64, float64 or bool.
 func (p *Parameter) Value(i int) any { return p.values[i] }
 
+// IsRange reports whether p is a range parameter (Min and Max set) rather
+// than a list of choices.
+func (p *Parameter) IsRange() bool { return p.Min != "" || p.Max != "" }
+
+// Domain describes the values p accepts, for messages and listings:
+// "[1, 50]" for a range, "a, b, c" for choices.
+func (p *Parameter) Domain() string {
+	if p.IsRange() {
+		return "[" + p.Min + ", " + p.Max + "]"
+	}
+	return clip(strings.Join(p.Choices, ", "))
+}
+
 // buildParameter validates one `parameters` entry: an array of scalars of
 // one type (integers mixed with floats become floats), unique by their
-// canonical text.
+// canonical text, or a range table (buildRange).
 func buildParameter(path, key, name string, raw any) (*Parameter, error) {
+	if m, ok := raw.(map[string]any); ok {
+		return buildRange(path, key, name, m)
+	}
 	arr, ok := raw.([]any)
 	if !ok {
-		return nil, invalid(path, key, "must be an array of 1..%d scalar choices, not %s", MaxChoices, typeName(raw))
+		return nil, invalid(path, key, "must be an array of 1..%d scalar choices or a range {min = …, max = …}, not %s", MaxChoices, typeName(raw))
 	}
 	if len(arr) == 0 || len(arr) > MaxChoices {
 		return nil, invalid(path, key, "must declare 1..%d choices, not %d", MaxChoices, len(arr))
@@ -86,6 +110,173 @@ func buildParameter(path, key, name string, raw any) (*Parameter, error) {
 	}
 	p.Default = p.Choices[0]
 	return p, nil
+}
+
+// Range table keys.
+const (
+	rangeMin     = "min"
+	rangeMax     = "max"
+	rangeDefault = "default"
+)
+
+// buildRange validates a range table `{min = A, max = B}` with an optional
+// `default` (else min). The bounds are inclusive and A <= B. All integers
+// make an integer range; any float makes a float range, the integers in it
+// converted exactly. Negative zero is zero.
+func buildRange(path, key, name string, m map[string]any) (*Parameter, error) {
+	for _, k := range sortedKeys(m) {
+		if k != rangeMin && k != rangeMax && k != rangeDefault {
+			return nil, invalid(path, key+"."+clip(k), "is not a range key (a range is {min = …, max = …} with an optional default)")
+		}
+	}
+	for _, k := range []string{rangeMin, rangeMax} {
+		if _, ok := m[k]; !ok {
+			return nil, invalid(path, key, "is a range and needs both min and max (missing %s)", k)
+		}
+	}
+	typ := TypeInteger
+	for _, k := range []string{rangeMin, rangeMax, rangeDefault} {
+		switch v, ok := m[k]; v.(type) {
+		case int64:
+		case float64:
+			typ = TypeFloat
+		default:
+			if ok {
+				return nil, invalid(path, key+"."+k, "must be an integer or a float, not %s", typeName(v))
+			}
+		}
+	}
+	num := func(k string) (any, error) {
+		switch x := m[k].(type) {
+		case int64:
+			if typ == TypeFloat {
+				if x < -1<<53 || x > 1<<53 {
+					return nil, invalid(path, key+"."+k, "%d cannot be represented exactly as a float; write the bounds as integers", x)
+				}
+				return float64(x), nil
+			}
+			return x, nil
+		case float64:
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, invalid(path, key+"."+k, "must be a finite number")
+			}
+			if x == 0 {
+				x = 0 // -0 is 0
+			}
+			return x, nil
+		}
+		return nil, nil
+	}
+	lo, err := num(rangeMin)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := num(rangeMax)
+	if err != nil {
+		return nil, err
+	}
+	if compare(lo, hi) > 0 {
+		return nil, invalid(path, key, "has min %s greater than max %s", canonical(lo), canonical(hi))
+	}
+	def := lo
+	if _, ok := m[rangeDefault]; ok {
+		if def, err = num(rangeDefault); err != nil {
+			return nil, err
+		}
+		if compare(def, lo) < 0 || compare(def, hi) > 0 {
+			return nil, invalid(path, key+"."+rangeDefault, "%s is outside the range [%s, %s]", canonical(def), canonical(lo), canonical(hi))
+		}
+	}
+	return &Parameter{Name: name, Type: typ, Min: canonical(lo), Max: canonical(hi), Default: canonical(def), lo: lo, hi: hi}, nil
+}
+
+// compare orders two numbers of one range type (both int64 or both float64).
+func compare(a, b any) int {
+	switch x := a.(type) {
+	case int64:
+		y := b.(int64)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+	case float64:
+		y := b.(float64)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+	}
+	return 0
+}
+
+// jsonNumberRE is the JSON number grammar: how a range value given as text
+// (a key=value flag, an MCP argument) must be spelled.
+var jsonNumberRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+})
+
+// resolve returns the canonical text of the value v selects — a declared
+// choice, or a number inside a range — or, when it selects none, why not,
+// as a phrase that follows the value in a message.
+func (p *Parameter) resolve(v any) (string, string) {
+	if !p.IsRange() {
+		if i := p.index(v); i >= 0 {
+			return p.Choices[i], ""
+		}
+		return "", "is not a declared choice (choices: " + p.Domain() + ")"
+	}
+	// Numbers, as JSON decoding, TOML and Go callers give them, or text
+	// spelled as a JSON number.
+	var n any
+	switch x := v.(type) {
+	case int:
+		n = int64(x)
+	case int64, float64:
+		n = x
+	case string, json.Number:
+		s := fmt.Sprint(x)
+		if !jsonNumberRE().MatchString(s) {
+			return "", "is not a number (range " + p.Domain() + ")"
+		}
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			n = i
+		} else if f, err := strconv.ParseFloat(s, 64); err == nil {
+			n = f
+		} else {
+			return "", "is not a finite number (range " + p.Domain() + ")"
+		}
+	default:
+		return "", "is not a number (range " + p.Domain() + ")"
+	}
+	if f, ok := n.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		return "", "is not a finite number (range " + p.Domain() + ")"
+	}
+	switch x := n.(type) {
+	case int64:
+		if p.Type == TypeFloat {
+			if x < -1<<53 || x > 1<<53 {
+				return "", "cannot be represented exactly as a float (range " + p.Domain() + ")"
+			}
+			n = float64(x)
+		}
+	case float64:
+		if p.Type == TypeInteger {
+			if x != math.Trunc(x) || math.Abs(x) > 1<<53 {
+				return "", "is not an integer (range " + p.Domain() + ")"
+			}
+			n = int64(x)
+		} else if x == 0 {
+			n = 0.0 // -0 is 0
+		}
+	}
+	if compare(n, p.lo) < 0 || compare(n, p.hi) > 0 {
+		return "", "is outside the range " + p.Domain()
+	}
+	return canonical(n), ""
 }
 
 // index returns the position of the declared choice v denotes, or -1.

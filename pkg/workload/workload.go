@@ -52,7 +52,8 @@ type Oracle struct {
 // Definition is a workload's canonical form: what `flameox workload show
 // --json` prints, what approvals store, and what DefinitionID digests.
 // Parameters are sorted by name, allow_env is sorted, env is an object; the
-// order of choices is kept because the first is the default.
+// order of choices is kept because the first is the default; a range
+// parameter has min, max and default instead of choices.
 type Definition struct {
 	Name           string            `json:"name"`
 	Argv           []string          `json:"argv"`
@@ -65,9 +66,9 @@ type Definition struct {
 	Oracle         *Oracle           `json:"oracle,omitempty"`
 }
 
-// Canonical returns a copy of the workload's canonical form.
 var optionNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`) })
 
+// Canonical returns a copy of the workload's canonical form.
 func (w *Workload) Canonical() Definition {
 	d := Definition{
 		Name: w.Name, Argv: slices.Clone(w.Argv), Cwd: w.Cwd, TimeoutSeconds: w.TimeoutSeconds,
@@ -83,7 +84,8 @@ func (w *Workload) Canonical() Definition {
 		}
 	}
 	for _, p := range w.Parameters {
-		d.Parameters = append(d.Parameters, Parameter{Name: p.Name, Type: p.Type, Choices: slices.Clone(p.Choices), Default: p.Default, values: slices.Clone(p.values)})
+		d.Parameters = append(d.Parameters, Parameter{Name: p.Name, Type: p.Type, Choices: slices.Clone(p.Choices), Min: p.Min, Max: p.Max,
+			Default: p.Default, values: slices.Clone(p.values), lo: p.lo, hi: p.hi})
 	}
 	if w.Oracle != nil {
 		d.Oracle = &Oracle{Strength: w.Oracle.Strength, Argv: slices.Clone(w.Oracle.Argv)}
@@ -124,7 +126,11 @@ func buildWorkload(path, name string, raw *rawWorkload) (*Workload, error) {
 		if err := checkName(path, pk, pn, paramRE()); err != nil {
 			return nil, err
 		}
-		p, err := buildParameter(path, pk, pn, raw.Parameters[pn])
+		var v any
+		if rp := raw.Parameters[pn]; rp != nil {
+			v = rp.value
+		}
+		p, err := buildParameter(path, pk, pn, v)
 		if err != nil {
 			return nil, err
 		}
