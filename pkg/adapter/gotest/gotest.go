@@ -2,11 +2,19 @@
 // already measure with `go test -bench`, profile with -cpuprofile and
 // -memprofile, and measure coverage with -coverprofile; flameox does not
 // invent another harness. It keeps the user's approved `go test` command
-// and only inserts the flags that make the toolchain write its native
-// artifacts into the capture's output directory:
+// and inserts -json (and -benchmem for benchmarks) and nothing else by
+// default, so benchmark timings are those of plain `go test -bench`:
+//
+//	go test -json [-benchmem] <the workload argv after "go test">
+//
+// Profiles and coverage perturb what a benchmark times, so a workload asks
+// for them in its options (ParseOptions: profiles = "cpu,mem,block,mutex",
+// coverage = "true"); then the toolchain writes its native artifacts into
+// the capture's output directory, and the plan's first limitation says the
+// timings are perturbed and by what:
 //
 //	go test -o=OUT/gotest.test -cpuprofile=OUT/cpu.pprof -memprofile=OUT/mem.pprof
-//	        -coverprofile=OUT/cover.out -json [-benchmem] <the rest of the workload argv>
+//	        -coverprofile=OUT/cover.out -json [-benchmem] <the workload argv>
 //
 // The pprof profiles and the coverage profile are declared artifacts; -json
 // turns stdout (registered by every capture as process_output) into the
@@ -89,7 +97,7 @@ func (a *Adapter) Probe(ctx context.Context) adapter.Capability {
 	}
 	c := adapter.NewCapability(Name, st)
 	c.Executable, c.Version = exe, version
-	c.Modes = []string{"bench", "test", "cpuprofile", "memprofile", "coverprofile", "json"}
+	c.Modes = []string{"bench", "test", "cpuprofile", "memprofile", "blockprofile", "mutexprofile", "coverprofile", "json"}
 	c.Facts["go"] = exe
 	if version != "" {
 		c.Facts["goversion"] = version
@@ -98,8 +106,8 @@ func (a *Adapter) Probe(ctx context.Context) adapter.Capability {
 		c.Remediation = append(c.Remediation, "check that `"+exe+" env GOVERSION` works (install Go 1.26+ and put it on PATH)")
 	}
 	c.Limitations = append(c.Limitations,
-		"profiles (-cpuprofile, -memprofile) need a single package per workload",
-		"-coverprofile instruments the code under test, which slows benchmarks; compare only captures taken with the same adapter")
+		"profiles and coverage are off unless the workload's options ask for them (profiles = \"cpu,mem\", coverage = \"true\"); both slow the code under test, so benchmark timings of such a capture are perturbed",
+		"profiles need a single package per workload")
 	return c
 }
 

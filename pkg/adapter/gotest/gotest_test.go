@@ -32,7 +32,8 @@ func TestConformance(t *testing.T) {
 func contract(t *testing.T) {
 	project, out := t.TempDir(), t.TempDir()
 	workload := []string{"/usr/local/go/bin/go", "test", "-run", "a b; $(x)", "-bench", ".", "./scan"}
-	p, err := New().Plan(adapter.PlanRequest{ProjectRoot: project, OutputDir: out, Argv: workload})
+	p, err := New().Plan(adapter.PlanRequest{ProjectRoot: project, OutputDir: out, Argv: workload,
+		Options: map[string]string{"profiles": "cpu,mem,block,mutex", "coverage": "true"}})
 	if err != nil {
 		t.Fatal(err)
 	}

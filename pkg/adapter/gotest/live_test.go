@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/flameox/flameox/pkg/adapter"
@@ -19,10 +20,12 @@ const liveToml = `schema_version = 1
 argv = ["go", "test", "-run", "^$", "-bench", ".", "-benchtime", "50ms", "-count", "3", "."]
 timeout_seconds = 300
 env = { GOWORK = "off" }
+options = { profiles = "cpu,mem", coverage = "true" }
 `
 
 // TestLiveCapture runs the bundled reverse-scan benchmarks under the real
-// go test through capture.Service, then extracts the stored stdout.
+// go test through capture.Service, with profiles and coverage asked for,
+// then extracts the stored stdout.
 func TestLiveCapture(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs real benchmarks")
@@ -50,6 +53,9 @@ func TestLiveCapture(t *testing.T) {
 		t.Fatalf("run %s/%s: %+v %v", m.ExecutionStatus, m.CaptureStatus, m.Error, m.Limitations)
 	}
 	l.CheckLimitations(t)
+	if first := m.Limitations[0]; !strings.Contains(first, "perturbed") || !strings.Contains(first, "coverage") {
+		t.Errorf("a profiled benchmark capture does not say first that its timings are perturbed: %q", m.Limitations)
+	}
 	if ents, _ := filepath.Glob(filepath.Join(project, "*.test")); len(ents) != 0 {
 		t.Errorf("the test binary was left in the project: %v", ents)
 	}

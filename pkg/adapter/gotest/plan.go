@@ -13,6 +13,8 @@ const (
 	CPUProfile   = "cpu.pprof"
 	MemProfile   = "mem.pprof"
 	CoverProfile = "cover.out"
+	BlockProfile = "block.pprof"
+	MutexProfile = "mutex.pprof"
 	// TestBinary receives the test binary that go test keeps when profiling
 	// (without -o it would be written into the project tree). It is not
 	// registered.
@@ -34,9 +36,11 @@ var (
 		"work", "modcacherw", "cover", "c", "artifacts", "benchmem", "failfast", "fullpath", "short")
 	// refused flags would redirect or replace what this adapter sets.
 	refused = map[string]string{
-		"cpuprofile":   "flameox writes the CPU profile to the capture's output directory itself",
-		"memprofile":   "flameox writes the memory profile to the capture's output directory itself",
-		"coverprofile": "flameox writes the coverage profile to the capture's output directory itself",
+		"cpuprofile":   "ask for the CPU profile with options.profiles = \"cpu\"; flameox writes it to the capture's output directory",
+		"memprofile":   "ask for the memory profile with options.profiles = \"mem\"; flameox writes it to the capture's output directory",
+		"blockprofile": "ask for the block profile with options.profiles = \"block\"; flameox writes it to the capture's output directory",
+		"mutexprofile": "ask for the mutex profile with options.profiles = \"mutex\"; flameox writes it to the capture's output directory",
+		"coverprofile": "ask for coverage with options.coverage = \"true\"; flameox writes cover.out to the capture's output directory",
 		"o":            "flameox sets -o so the test binary kept by profiling lands in the output directory, not the project",
 		"json":         "flameox adds -json itself so stdout is the test2json event stream",
 		"exec":         "-exec would run the test binary under another program, which is not what the workload measures",
@@ -52,12 +56,24 @@ func set(names ...string) map[string]bool {
 	return m
 }
 
+// perturbing are the workload's own go test flags that change what a
+// benchmark times, and how.
+var perturbing = map[string]string{
+	"cover": "coverage instrumentation (-cover)", "covermode": "coverage instrumentation (-covermode)",
+	"coverpkg": "coverage instrumentation (-coverpkg)", "race": "the race detector (-race)",
+	"msan": "the memory sanitizer (-msan)", "asan": "the address sanitizer (-asan)",
+	"trace": "execution tracing (-trace)", "memprofilerate": "a changed heap sampling rate (-memprofilerate)",
+	"blockprofilerate": "block profiling (-blockprofilerate)", "mutexprofilefraction": "mutex profiling (-mutexprofilefraction)",
+}
+
 // command is what Plan learns from a `go test` argv (after "go test").
 type command struct {
 	packages []string
-	bench    bool // -bench given
-	benchmem bool // -benchmem given
-	chdir    int  // number of leading args that are -C dir (0, 1 or 2)
+	bench    bool     // -bench given
+	benchmem bool     // -benchmem given
+	trace    bool     // -trace given: go test keeps the test binary
+	chdir    int      // number of leading args that are -C dir (0, 1 or 2)
+	perturb  []string // what the workload's own flags add to benchmark timings
 	problems []string
 }
 
@@ -104,11 +120,16 @@ func parse(args []string) command {
 		if why, bad := refused[short]; bad {
 			c.problems = append(c.problems, "the workload already passes -"+short+": "+why)
 		}
+		if what, ok := perturbing[short]; ok && !strings.HasSuffix(a, "=false") {
+			c.perturb = append(c.perturb, what)
+		}
 		switch {
 		case short == "bench":
 			c.bench = true
 		case short == "benchmem":
 			c.benchmem = true
+		case short == "trace":
+			c.trace = true
 		case short == "C" && i == 0:
 			c.chdir = 1
 			if !hasValue {
@@ -130,7 +151,7 @@ func (c *command) checkBinaryArgs(args []string) {
 			name = name[:j]
 		}
 		switch name {
-		case "test.cpuprofile", "test.memprofile", "test.coverprofile", "test.outputdir":
+		case "test.cpuprofile", "test.memprofile", "test.blockprofile", "test.mutexprofile", "test.coverprofile", "test.outputdir":
 			c.problems = append(c.problems, "the test binary arguments pass -"+name+", which would redirect the artifacts flameox collects")
 		}
 	}
@@ -151,10 +172,12 @@ func multiple(pkgs []string) bool {
 }
 
 // Plan keeps the approved `go test` argv and inserts, right after "test"
-// (after a leading -C dir, which go requires first), the flags that send
-// the native artifacts to the output directory. It refuses commands that
-// are not `go test`, that already redirect those artifacts, or that name
-// several packages (go test refuses profiles for several packages).
+// (after a leading -C dir, which go requires first), -json and only the
+// flags the workload's options ask for (ParseOptions): by default no
+// profile and no coverage, so a benchmark is timed exactly as plain
+// `go test -bench` times it. It refuses commands that are not `go test`,
+// that redirect the artifacts flameox writes, or that ask for profiles of
+// several packages (go test refuses those itself).
 func (*Adapter) Plan(req adapter.PlanRequest) (*adapter.Plan, error) {
 	argv := req.Argv
 	if len(argv) < 2 || filepath.Base(argv[0]) != "go" || argv[1] != "test" {
@@ -164,40 +187,84 @@ func (*Adapter) Plan(req adapter.PlanRequest) (*adapter.Plan, error) {
 	if req.OutputDir == "" {
 		return nil, fault.New(fault.InvalidCapturePlan, "the gotest adapter needs an output directory")
 	}
+	opts, err := ParseOptions(req.Options)
+	if err != nil {
+		return nil, err
+	}
 	c := parse(argv[2:])
-	if multiple(c.packages) {
-		c.problems = append(c.problems, "the workload names several packages ("+strings.Join(c.packages, " ")+"), but go test writes -cpuprofile and -memprofile for a single package only")
+	profs := opts.profiles()
+	// go test keeps the test binary (in the current directory, unless -o
+	// says where) whenever it writes a profile or a trace.
+	keepsBinary := len(profs) > 0 || c.trace
+	if keepsBinary && multiple(c.packages) {
+		c.problems = append(c.problems, "the workload names several packages ("+strings.Join(c.packages, " ")+"), but go test writes profiles and traces for a single package only")
 	}
 	if len(c.problems) > 0 {
 		return nil, fault.New(fault.InvalidCapturePlan, "cannot capture this go test workload: %s", strings.Join(c.problems, "; ")).
-			Fix("Declare one workload per package and leave the profile, -o, -json and -exec flags to flameox.")
+			Fix("Declare one workload per package for profiles, ask for profiles and coverage with the workload's options (profiles, coverage), and leave -o, -json and -exec to flameox.")
 	}
 	out := func(rel string) string { return filepath.Join(req.OutputDir, rel) }
-	inserted := []string{"-o=" + out(TestBinary), "-cpuprofile=" + out(CPUProfile), "-memprofile=" + out(MemProfile),
-		"-coverprofile=" + out(CoverProfile), "-json"}
+	var inserted []string
+	if keepsBinary {
+		inserted = append(inserted, "-o="+out(TestBinary))
+	}
+	arts := []adapter.ArtifactDecl{}
+	var costs []string // what the inserted flags cost the code under test
+	for _, p := range profs {
+		inserted = append(inserted, "-"+p.flag+"="+out(p.file))
+		arts = append(arts, adapter.ArtifactDecl{RelPath: p.file, Kind: p.kind, Role: p.role,
+			MediaType: "application/vnd.google.protobuf+gzip", Required: true})
+		costs = append(costs, p.what)
+	}
+	if opts.Coverage {
+		inserted = append(inserted, "-coverprofile="+out(CoverProfile))
+		arts = append(arts, adapter.ArtifactDecl{RelPath: CoverProfile, Kind: KindCoverage, Role: "coverage_profile",
+			MediaType: "text/plain", Required: true})
+		costs = append(costs, "coverage instrumentation (-coverprofile: a counter update in every basic block)")
+	}
+	inserted = append(inserted, "-json")
+	// -benchmem does not change ns/op: the testing package reads
+	// runtime.MemStats when the benchmark timer starts and stops, outside
+	// the timed interval, and allocations are counted by the runtime
+	// whether or not they are reported.
 	if c.bench && !c.benchmem {
 		inserted = append(inserted, "-benchmem")
 	}
 	head := 2 + c.chdir
 	full := append(append(append([]string{}, argv[:head]...), inserted...), argv[head:]...)
-	decl := func(rel, kind, role, media string) adapter.ArtifactDecl {
-		return adapter.ArtifactDecl{RelPath: rel, Kind: kind, Role: role, MediaType: media, Required: true}
+
+	lim := []string{}
+	perturbed := append(append([]string{}, costs...), c.perturb...)
+	if c.bench && len(perturbed) > 0 {
+		lim = append(lim, "benchmark timings are perturbed by "+strings.Join(perturbed, ", ")+
+			": compare them only with captures taken the same way, and time benchmarks in a capture without profiles or coverage")
+	}
+	lim = append(lim, "stdout is the `go test -json` (test2json) event stream, registered as process_output; benchmark lines are inside its output events")
+	if c.bench && len(perturbed) == 0 {
+		lim = append(lim, "benchmarks run as plain `go test -bench` runs them: no profiling or coverage (ask for them with the workload's options profiles and coverage, in a separate capture)")
+	}
+	if len(profs) == 0 {
+		lim = append(lim, "no profile was asked for (options.profiles): this run has no frames for hotspots or stacks")
+	} else {
+		lim = append(lim, "the test binary is written to the output directory (-o) and is not registered; pprof profiles carry their own symbols",
+			"profiles cover one package: a workload naming several packages is refused when it asks for profiles")
+	}
+	if !opts.Coverage {
+		lim = append(lim, "no coverage was asked for (options.coverage)")
+	}
+	overhead := "none added: go test runs the workload's own flags plus -json (the go command converts the test output; the test binary is unchanged)"
+	if c.bench {
+		overhead += " and -benchmem (memory statistics are read outside the timed loop)"
+	}
+	if len(costs) > 0 {
+		overhead = strings.Join(costs, ", ") + ": each slows the code under test"
 	}
 	return &adapter.Plan{
 		Adapter: Name, Argv: full, Env: []string{},
-		Artifacts: []adapter.ArtifactDecl{
-			decl(CPUProfile, KindSampleProfile, "cpu_profile", "application/vnd.google.protobuf+gzip"),
-			decl(MemProfile, KindMemoryProfile, "memory_profile", "application/vnd.google.protobuf+gzip"),
-			decl(CoverProfile, KindCoverage, "coverage_profile", "text/plain"),
-		},
+		Artifacts:   arts,
 		Steps:       []adapter.Step{},
-		Overhead:    "CPU profiling (100 Hz sampling) and heap profiling add a few percent; coverage instrumentation (-coverprofile) slows tight loops noticeably",
+		Overhead:    overhead,
 		Permissions: []string{},
-		Limitations: []string{
-			"stdout is the `go test -json` (test2json) event stream, registered as process_output; benchmark lines are inside its output events",
-			"benchmarks run with coverage instrumentation and profiling on: compare them only with captures taken the same way",
-			"the test binary is written to the output directory (-o) and is not registered; pprof profiles carry their own symbols",
-			"profiles cover one package: a workload naming several packages is refused",
-		},
+		Limitations: lim,
 	}, nil
 }

@@ -123,6 +123,7 @@ func TestGoBenchmarkCaptureHotspots(t *testing.T) {
 argv = ["go", "test", "-run", "^$", "-bench", "ReverseSum/n=131072", "-benchtime", "300ms", "."]
 timeout_seconds = 120
 env = { GOWORK = "off", GOFLAGS = "-mod=mod" }
+options = { profiles = "cpu,mem" }
 `
 	os.WriteFile(filepath.Join(dir, "flameox.toml"), []byte(toml), 0o644)
 	mustOK(t, flameox(t, dir, "workload", "approve", "bench"))
