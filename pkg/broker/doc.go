@@ -6,7 +6,10 @@
 // loader-injection and credential-like names); argv[0] is resolved in the
 // child's PATH and the resolved path is reported; stdin is /dev/null unless
 // set; stdout and stderr are drained into byte budgets; and the exit status,
-// wall time and wait4 rusage (CPU time, peak RSS) are recorded.
+// wall time and wait4 rusage (CPU time, peak RSS) are recorded. When the
+// child is a collector that launches the workload (Spec.WorkloadDepth),
+// the workload's resource use is recorded apart from the collector's
+// (rss.go says which figures are exact and why).
 //
 // The child runs in its own process group. On timeout or cancellation the
 // whole tree gets SIGTERM, a grace period, then SIGKILL; leftovers of a child

@@ -4,27 +4,75 @@ import (
 	"bytes"
 	"os"
 	"strconv"
-	"sync/atomic"
 	"time"
 )
 
-// Peak RSS sources.
+// Sources of a peak RSS figure.
 const (
 	RSSWait4   = "wait4"   // ru_maxrss from wait4: exact
-	RSSSampled = "sampled" // VmHWM of the child read from /proc while it ran
+	RSSSampled = "sampled" // the highest VmHWM read from /proc while the processes ran
 	RSSUnknown = "unknown" // neither could be trusted
 )
 
-// Why sampling: Go starts children with clone(CLONE_VM|CLONE_VFORK), so
-// until exec the child shares flameox's memory, and the kernel folds that
-// memory's high-water mark into the child's ru_maxrss at exec. A child
-// that never grows past flameox's own footprint therefore reports
-// flameox's peak, not its own. When ru_maxrss does not exceed flameox's
-// high-water mark (read after the child is reaped: the mark only rises, so
-// it covers flameox's footprint at the spawn even when flameox grew between
-// starting the run and forking), the broker uses the child's own VmHWM
-// (the high-water mark of its post-exec address space), sampled from
-// /proc while it runs.
+// Sources of a CPU time figure.
+const (
+	CPUWait4 = "wait4" // rusage from wait4: exact
+	// CPUProcStat: split off wait4's exact total by the started child's
+	// cutime and cstime (the CPU time of the children it waited for), read
+	// from /proc/<pid>/stat while it was an unreaped zombie: exact to a
+	// clock tick.
+	CPUProcStat = "proc_stat"
+	// CPUSampled: the CPU times last read from /proc/<pid>/stat while the
+	// processes ran: a lower bound.
+	CPUSampled = "sampled"
+)
+
+// Usage is the resource use of some of the processes of a run, and how
+// each figure was obtained.
+type Usage struct {
+	UserCPU, SysCPU time.Duration
+	CPUSource       string
+	PeakRSS         int64 // the largest peak of any one of the processes, in bytes
+	PeakRSSSource   string
+}
+
+// Why the whole tree's peak is sampled at times: Go starts children with
+// clone(CLONE_VM|CLONE_VFORK), so until exec the child shares flameox's
+// memory, and the kernel folds that memory's high-water mark into the
+// child's ru_maxrss at exec. A child that never grows past flameox's own
+// footprint therefore reports flameox's peak, not its own. When ru_maxrss
+// does not exceed flameox's high-water mark (read after the child is
+// reaped: the mark only rises, so it covers flameox's footprint at the
+// spawn even when flameox grew between starting the run and forking), the
+// broker uses the highest VmHWM (the high-water mark of a post-exec address
+// space) of any process of the tree, sampled from /proc while they ran.
+//
+// Why a wrapped workload's figures are its own (Spec.WorkloadDepth > 0):
+// wait4's rusage of the child covers the child and every descendant it
+// waited for (Linux's RUSAGE_BOTH: CPU times summed, ru_maxrss the largest
+// of them). When the child is a collector (py-spy, perf) that launches and
+// reaps the workload, that is the collector's figures mixed with the
+// workload's, and after the CLONE_VM fold above it often was the
+// collector's alone. The kernel keeps a reaped process's peak only in its
+// waiter's signal struct, which no file in /proc shows, and the waiter is
+// the collector, so flameox cannot read the workload's exact peak: the
+// interfaces that report it at exit (taskstats, the proc connector) need
+// CAP_NET_ADMIN, ptrace would collide with py-spy's own, and a cgroup's
+// memory.peak counts page cache and needs a delegated cgroup. The workload's
+// peak is therefore the highest VmHWM of its processes, sampled while they
+// ran; VmHWM only rises, so what sampling can miss is growth in the last
+// interval before a process exits. CPU time is exact: the collector's
+// /proc/<pid>/stat, read while it is an unreaped zombie, holds cutime and
+// cstime, the CPU time of the children it waited for, which splits wait4's
+// exact total into the workload's and the collector's own. Below a
+// containment wrapper (Bubblewrap's pid-namespace init reaps the collector
+// before flameox can read it) the split is sampled too.
+
+// userHZ is the unit of the times in /proc/<pid>/stat: USER_HZ, 100 on
+// every architecture Go supports.
+const userHZ = 100
+
+func ticks(n uint64) time.Duration { return time.Duration(n) * (time.Second / userHZ) }
 
 // vmHWM reads VmHWM (bytes) of a process, or 0.
 func vmHWM(pid int) int64 {
@@ -51,24 +99,39 @@ func vmHWM(pid int) int64 {
 	return kb * 1024
 }
 
-// hwmSampler keeps the highest VmHWM seen for one pid.
-type hwmSampler struct {
-	max  atomic.Int64
+// procKey names a process: pid and start time.
+type procKey struct {
+	pid   int
+	start uint64
+}
+
+// procUse is what the sampler last saw of one process of the tree.
+type procUse struct {
+	depth int // 0: the started child; 1: its children; ...
+	hwm   int64
+	last  proc // the last /proc/<pid>/stat read
+}
+
+// sampler polls the tree below the started child (walking the kernel's
+// children lists down from it) and keeps, per process, the highest VmHWM
+// and the last CPU times seen.
+type sampler struct {
+	root int
+	seen map[procKey]*procUse // written by the polling goroutine until done
 	stop chan struct{}
 	done chan struct{}
 }
 
-// sampleHWM polls pid's VmHWM until exited is closed: every 2 ms for the
-// first 50 ms (short-lived children), then every 20 ms.
-func sampleHWM(pid int, exited <-chan struct{}) *hwmSampler {
-	s := &hwmSampler{stop: make(chan struct{}), done: make(chan struct{})}
+// sampleTree polls the tree below pid until exited is closed: every 2 ms
+// for the first 50 ms (short-lived children), then every 20 ms.
+func sampleTree(pid int, exited <-chan struct{}) *sampler {
+	s := &sampler{root: pid, seen: map[procKey]*procUse{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		start := time.Now()
+		buf := make([]byte, 4096)
 		for {
-			if v := vmHWM(pid); v > s.max.Load() {
-				s.max.Store(v)
-			}
+			s.poll(buf)
 			d := 20 * time.Millisecond
 			if time.Since(start) < 50*time.Millisecond {
 				d = 2 * time.Millisecond
@@ -85,20 +148,126 @@ func sampleHWM(pid int, exited <-chan struct{}) *hwmSampler {
 	return s
 }
 
-// peak chooses the trustworthy peak RSS.
-func peakRSS(rusageMax, parentHWM int64, s *hwmSampler) (int64, string) {
-	if s != nil {
-		close(s.stop)
-		<-s.done
+// poll reads every process below the root once.
+func (s *sampler) poll(buf []byte) {
+	type item struct{ pid, depth int }
+	queue := []item{{s.root, 0}}
+	for len(queue) > 0 {
+		it := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		p, ok := readProc(it.pid, buf)
+		if !ok {
+			continue
+		}
+		hwm := vmHWM(it.pid) // 0 for a zombie: its memory is gone
+		k := procKey{it.pid, p.start}
+		u := s.seen[k]
+		if u == nil {
+			u = &procUse{depth: it.depth}
+			s.seen[k] = u
+		}
+		u.hwm = max(u.hwm, hwm)
+		u.last = p
+		if it.depth >= maxDepth {
+			continue
+		}
+		kids, _ := childrenOf(it.pid, buf)
+		for _, k := range kids {
+			queue = append(queue, item{k, it.depth + 1})
+		}
 	}
+}
+
+// maxDepth bounds the walk (a fork bomb must not make the sampler loop).
+const maxDepth = 64
+
+// halt stops the polling and waits for it.
+func (s *sampler) halt() {
+	if s == nil {
+		return
+	}
+	close(s.stop)
+	<-s.done
+}
+
+// peakAt returns the highest VmHWM seen at depths [lo, hi).
+func (s *sampler) peakAt(lo, hi int) int64 {
+	var m int64
+	for _, u := range s.seen {
+		if u.depth >= lo && u.depth < hi {
+			m = max(m, u.hwm)
+		}
+	}
+	return m
+}
+
+// cpuAt sums the last CPU times seen at one depth: the processes' own
+// (own=true) or their waited-for children's.
+func (s *sampler) cpuAt(depth int, own bool) (user, sys uint64) {
+	for _, u := range s.seen {
+		if u.depth != depth {
+			continue
+		}
+		if own {
+			user, sys = user+u.last.utime, sys+u.last.stime
+		}
+		user, sys = user+u.last.cutime, sys+u.last.cstime
+	}
+	return user, sys
+}
+
+// peakRSS chooses the trustworthy peak RSS of the whole tree: wait4's
+// ru_maxrss, unless flameox's own memory may be in it (see above).
+func peakRSS(rusageMax, parentHWM int64, s *sampler) (int64, string) {
 	if parentHWM > 0 && rusageMax > parentHWM {
 		return rusageMax, RSSWait4
 	}
-	if s != nil && s.max.Load() > 0 {
-		return s.max.Load(), RSSSampled
+	if m := s.peakAt(0, maxDepth+1); m > 0 {
+		return m, RSSSampled
 	}
 	if parentHWM == 0 {
 		return rusageMax, RSSWait4
 	}
 	return 0, RSSUnknown
+}
+
+// split divides the tree's usage into the workload's (the processes at
+// depth >= depth) and the rest's (the collector and any wrapper above the
+// workload). root is the started child's /proc/<pid>/stat read while it
+// was an unreaped zombie (rootOK false if that failed). The sampler must
+// be halted.
+func split(tree Usage, depth int, s *sampler, root proc, rootOK bool) (workload Usage, rest *Usage) {
+	if depth <= 0 {
+		return tree, nil
+	}
+	workload.PeakRSS, workload.PeakRSSSource = s.peakAt(depth, maxDepth+1), RSSSampled
+	rest = &Usage{PeakRSSSource: RSSSampled}
+	rest.PeakRSS = s.peakAt(0, depth)
+	if workload.PeakRSS == 0 {
+		workload.PeakRSSSource = RSSUnknown
+	}
+	if rest.PeakRSS == 0 {
+		rest.PeakRSSSource = RSSUnknown
+	}
+
+	// The workload's CPU time as sampled: what its parents had collected
+	// from their reaped children, or what its own processes had used by
+	// the last read, whichever is more (each is a lower bound).
+	pu, ps := s.cpuAt(depth-1, false)
+	if ou, osys := s.cpuAt(depth, true); ou+osys > pu+ps {
+		pu, ps = ou, osys
+	}
+	wu, ws, src := ticks(pu), ticks(ps), CPUSampled
+	if depth == 1 && rootOK {
+		// Exact: the children the collector waited for, from its zombie.
+		// A workload the collector did not reap (it was killed first) is
+		// not in cutime; the sampled figure then says more.
+		if eu, es := ticks(root.cutime), ticks(root.cstime); eu+es >= wu+ws {
+			wu, ws, src = eu, es, CPUProcStat
+		}
+	}
+	wu, ws = min(wu, tree.UserCPU), min(ws, tree.SysCPU)
+	workload.UserCPU, workload.SysCPU, workload.CPUSource = wu, ws, src
+	rest.UserCPU, rest.SysCPU, rest.CPUSource = tree.UserCPU-wu, tree.SysCPU-ws, src
+	return workload, rest
 }

@@ -95,7 +95,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		wall = time.Since(res.Start)
 		close(done)
 	}()
-	hwm := sampleHWM(pid, done)
+	smp := sampleTree(pid, done)
 	defer func() {
 		if r := recover(); r != nil { // from OnStart: do not leave the tree running
 			t.terminate(0)
@@ -112,9 +112,14 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	select {
 	case <-done:
 		res.Wall = wall
+		smp.halt()
+		var buf [4096]byte
+		root, rootOK := readProc(pid, buf[:]) // a zombie still: its CPU times are final
 		reapRoot(pid, res)
 		t.unregister()
-		res.PeakRSS, res.PeakRSSSource = peakRSS(res.PeakRSS, vmHWM(os.Getpid()), hwm)
+		res.PeakRSS, res.PeakRSSSource = peakRSS(res.PeakRSS, vmHWM(os.Getpid()), smp)
+		tree := Usage{UserCPU: res.UserCPU, SysCPU: res.SysCPU, CPUSource: CPUWait4, PeakRSS: res.PeakRSS, PeakRSSSource: res.PeakRSSSource}
+		res.Workload, res.Collector = split(tree, spec.WorkloadDepth, smp, root, rootOK && root.dead())
 	case <-time.After(killWindow):
 		// SIGKILLed yet not exiting (uninterruptible sleep): reap it later.
 		res.CleanupComplete = false

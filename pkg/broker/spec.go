@@ -54,6 +54,13 @@ type Spec struct {
 	// OnStart, if set, is called with the child's pid right after it starts
 	// and before the broker waits for it.
 	OnStart func(pid int)
+	// WorkloadDepth says where the workload is in the tree: 0 when the
+	// child is the workload; 1 when the child is a collector that launches
+	// the workload as its child (py-spy record -- argv); each wrapper above
+	// the collector adds its levels (Bubblewrap with a pid namespace: 2).
+	// Result.Workload then covers the processes at that depth and below,
+	// Result.Collector the ones above.
+	WorkloadDepth int
 }
 
 // Stream is one captured output stream.
@@ -77,14 +84,22 @@ type Result struct {
 	// Wall runs from just before the fork to the moment the exit was seen
 	// (monotonic clock).
 	Wall time.Duration
-	// UserCPU and SysCPU (nanoseconds) and PeakRSS (bytes) come from wait4's
-	// rusage of the child, which includes the descendants it waited for.
+	// UserCPU and SysCPU (nanoseconds) and PeakRSS (bytes) are the whole
+	// tree's: wait4's rusage of the child, which includes the descendants
+	// it waited for (CPU times summed, the largest peak of any of them).
 	UserCPU, SysCPU time.Duration
 	PeakRSS         int64
 	// PeakRSSSource says where PeakRSS comes from: "wait4" (exact),
-	// "sampled" (the child's VmHWM polled while it ran, because wait4's
-	// value includes flameox's own memory; see rss.go) or "unknown".
+	// "sampled" (the highest VmHWM of the tree's processes polled while
+	// they ran, because wait4's value includes flameox's own memory; see
+	// rss.go) or "unknown".
 	PeakRSSSource string
+	// Workload is the resource use of the workload's processes (see
+	// Spec.WorkloadDepth; the whole tree's when it is 0), Collector that
+	// of the processes above them (nil when the depth is 0). rss.go says
+	// which figures are exact and why.
+	Workload  Usage
+	Collector *Usage
 	// ExitCode is the exit status, or -1 when a signal ended the process;
 	// Signal then names it ("SIGKILL").
 	ExitCode   int

@@ -43,6 +43,9 @@ type proc struct {
 	pid, ppid, pgid int
 	state           byte
 	start           uint64 // clock ticks after boot; (pid, start) names a process
+	// CPU time in clock ticks: the process's own (every thread, living or
+	// not), and that of the children it has waited for (cutime, cstime).
+	utime, stime, cutime, cstime uint64
 }
 
 func (p proc) dead() bool { return p.state == 'Z' || p.state == 'X' }
@@ -72,6 +75,9 @@ func readProc(pid int, buf []byte) (proc, bool) {
 	p.ppid, e1 = strconv.Atoi(string(f[1]))
 	p.pgid, e2 = strconv.Atoi(string(f[2]))
 	p.start, e3 = strconv.ParseUint(string(f[19]), 10, 64)
+	for i, v := range []*uint64{&p.utime, &p.stime, &p.cutime, &p.cstime} {
+		*v, _ = strconv.ParseUint(string(f[11+i]), 10, 64) // fields 14-17
+	}
 	return p, e1 == nil && e2 == nil && e3 == nil
 }
 

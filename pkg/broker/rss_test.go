@@ -1,0 +1,75 @@
+package broker
+
+import (
+	"testing"
+)
+
+// holdPy allocates and touches 64 MiB, burns some CPU and holds the memory
+// a while, so that the sampler (every 20 ms) sees the peak even on a
+// loaded machine; nothing about the duration is asserted.
+const holdPy = `import time
+b = bytearray(64 << 20)
+for i in range(0, len(b), 4096):
+    b[i] = 1
+sum(i * i for i in range(300000))
+time.sleep(1.5)
+`
+
+// TestWrappedWorkloadUsage: with the workload one level below the started
+// child (a collector that launches and reaps it, played by sh), the
+// workload's peak RSS is its own, the collector's is reported apart, and
+// the CPU time splits wait4's total exactly. The parent holds 200 MiB so
+// that wait4's ru_maxrss carries flameox's memory and cannot be used.
+func TestWrappedWorkloadUsage(t *testing.T) {
+	ballast := make([]byte, 200<<20)
+	for i := 0; i < len(ballast); i += 4096 {
+		ballast[i] = 1
+	}
+	defer func() { ballast[0]++ }()
+	for _, tc := range []struct {
+		name  string
+		argv  []string
+		depth int
+	}{
+		{"direct", []string{"python3", "-c", holdPy}, 0},
+		// "; true" keeps sh from exec'ing python in its own place.
+		{"wrapped", []string{"/bin/sh", "-c", `python3 -c "$0"; true`, holdPy}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := run(t, Spec{Argv: tc.argv, WorkloadDepth: tc.depth})
+			if res.ExitCode != 0 {
+				t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr.Data)
+			}
+			w := res.Workload
+			if w.PeakRSS < 64<<20 || w.PeakRSSSource != RSSSampled {
+				t.Errorf("workload peak RSS %d bytes (%s), want >= 64 MiB, sampled", w.PeakRSS, w.PeakRSSSource)
+			}
+			if res.PeakRSS < 64<<20 || res.PeakRSS > 150<<20 {
+				t.Errorf("tree peak RSS %d bytes (%s), want the workload's 64 MiB and more, not the parent's 200 MiB", res.PeakRSS, res.PeakRSSSource)
+			}
+			if w.UserCPU <= 0 {
+				t.Errorf("workload user CPU %v", w.UserCPU)
+			}
+			if tc.depth == 0 {
+				if res.Collector != nil || w.CPUSource != CPUWait4 || w.UserCPU != res.UserCPU {
+					t.Errorf("direct: collector %+v, workload %+v, tree user %v", res.Collector, w, res.UserCPU)
+				}
+				return
+			}
+			c := res.Collector
+			if c == nil {
+				t.Fatal("no collector usage")
+			}
+			if c.PeakRSS <= 0 || c.PeakRSS >= 32<<20 || c.PeakRSSSource != RSSSampled {
+				t.Errorf("collector (sh) peak RSS %d bytes (%s), want its own few MiB", c.PeakRSS, c.PeakRSSSource)
+			}
+			if w.CPUSource != CPUProcStat || w.UserCPU+c.UserCPU != res.UserCPU || w.SysCPU+c.SysCPU != res.SysCPU {
+				t.Errorf("CPU split: workload %v+%v (%s), collector %v+%v, tree %v+%v",
+					w.UserCPU, w.SysCPU, w.CPUSource, c.UserCPU, c.SysCPU, res.UserCPU, res.SysCPU)
+			}
+			if w.UserCPU < c.UserCPU {
+				t.Errorf("python's user CPU %v is below sh's %v", w.UserCPU, c.UserCPU)
+			}
+		})
+	}
+}
