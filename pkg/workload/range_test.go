@@ -3,7 +3,9 @@ package workload
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -244,4 +246,50 @@ func TestRangeExperiments(t *testing.T) {
 	checkInvalid(t, ranged+"[experiments.e]\nworkload = 'r'\nvariants = ['a']\nscaling_parameter = 'count'\nscaling_values = [1, 1.0]\n",
 		"experiments.e.scaling_values[1] repeats")
 	checkInvalid(t, ranged+"[experiments.e]\nworkload = 'r'\nfactors = { count = [2.5] }\n", "is not an integer")
+}
+
+// FuzzRangeValue: resolving text against a range never panics; an accepted
+// value is canonical (it resolves to itself), lies inside the bounds, and
+// renders as a number of the range's type.
+func FuzzRangeValue(f *testing.F) {
+	for _, s := range []string{"25", "2.5", "2.5e1", "-0", "-0.0", "1e999", "9007199254740993", "0x10", "", " 1", "1e-400", "-9223372036854775809"} {
+		f.Add(int64(1), int64(50), false, s)
+		f.Add(int64(-5), int64(5), true, s)
+	}
+	f.Fuzz(func(t *testing.T, lo, hi int64, float bool, value string) {
+		if lo > hi {
+			lo, hi = hi, lo
+		}
+		decl := fmt.Sprintf("{min = %d, max = %d}", lo, hi)
+		if float {
+			decl = fmt.Sprintf("{min = %d.5, max = %d.5}", lo%1000000, hi%1000000)
+			if lo%1000000 > hi%1000000 {
+				return
+			}
+		}
+		file, err := Parse(head+"[workloads.w]\nargv = ['x', '{q}']\n[workloads.w.parameters]\nq = "+decl+"\n", FileName)
+		if err != nil {
+			t.Fatalf("%s: %v", decl, err)
+		}
+		p := file.Workloads["w"].Parameter("q")
+		text, why := p.resolve(value)
+		if why != "" {
+			if text != "" {
+				t.Fatalf("%q refused (%s) but gave %q", value, why, text)
+			}
+			return
+		}
+		if again, why := p.resolve(text); again != text || why != "" {
+			t.Fatalf("%q resolved to %q, which resolves to %q (%s)", value, text, again, why)
+		}
+		if n, isNum := p.resolve(json.Number(text)); n != text || isNum != "" {
+			t.Fatalf("%q is not a JSON number", text)
+		}
+		v, _ := strconv.ParseFloat(text, 64)
+		lf, _ := strconv.ParseFloat(p.Min, 64)
+		hf, _ := strconv.ParseFloat(p.Max, 64)
+		if v < lf || v > hf || (p.Type == TypeInteger && strings.ContainsAny(text, ".eE")) {
+			t.Fatalf("%q resolved to %q outside %s or not a %s", value, text, p.Domain(), p.Type)
+		}
+	})
 }
