@@ -101,6 +101,22 @@ type Plan struct {
 	Overhead    string   `json:"overhead"`
 	Permissions []string `json:"permissions"`
 	Limitations []string `json:"limitations"`
+	// Check says what the adapter's ResultChecker requires of a successful
+	// workload's result (e.g. "at least one benchmark result"); empty when
+	// the adapter checks nothing.
+	Check string `json:"check,omitempty"`
+}
+
+// ResultChecker is implemented by adapters that judge a successful
+// workload's result themselves, beside any oracle the workload declares:
+// a `go test -bench` run whose pattern matched no benchmark exits 0 but
+// measured nothing. The capture runs it when the plan's Check is set, and
+// its answer decides validation_status like an oracle's does.
+type ResultChecker interface {
+	// CheckResult reads the workload's stdout (a path that may not exist
+	// when it wrote nothing) and the output directory of plan p. ok false
+	// fails validation; reason says why, or what was found.
+	CheckResult(ctx context.Context, p *Plan, outDir, stdout string) (ok bool, reason string)
 }
 
 // Viewer is the native viewer command for an artifact.

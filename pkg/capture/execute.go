@@ -87,7 +87,7 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 			Parameters: pre.inst.Parameters, Adapter: pre.ad.Name(), Collector: pre.plan.Capability.Adapter,
 			CollectorVersion: pre.plan.Capability.Version},
 	}
-	if pre.plan.Oracle != nil {
+	if pre.plan.Oracle != nil || pre.checker() != nil {
 		m.ValidationStatus = run.ValidationPending
 	}
 	runs := &run.Store{Root: s.WS.Root}
@@ -176,11 +176,7 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 	final.Limitations = append(final.Limitations, lim...)
 	final.ValidationStatus, final.Validation = validation, vinfo
 	final.ExecutionStatus, final.Process, final.Error = outcome(res, runErr)
-	if p := final.Process; p != nil && p.PeakRSSSource == broker.RSSSampled {
-		final.Limitations = append(final.Limitations, "Peak RSS was sampled from /proc while the workload ran (wait4 would have reported flameox's own memory); a peak shorter than the sampling interval can be missed.")
-	} else if p != nil && p.PeakRSSSource == broker.RSSUnknown {
-		final.Limitations = append(final.Limitations, "Peak RSS is unknown: the workload ended before it could be sampled and wait4's value includes flameox's own memory.")
-	}
+	final.Limitations = append(final.Limitations, usageLimitations(final.Process)...)
 	final.CaptureStatus = run.CaptureRegistered
 	switch {
 	case regErr != nil:
@@ -234,7 +230,7 @@ func (s *Service) runWorkload(ctx context.Context, p *prepared, outDir, stage st
 		Argv: p.plan.Wrapped, Dir: p.inst.Cwd, Env: p.env,
 		Stdout: stdout, Stderr: stderr, StdoutLimit: p.plan.Limits.MaxOutputBytes, StderrLimit: p.plan.Limits.MaxOutputBytes,
 		Timeout: time.Duration(p.plan.Limits.TimeoutNs), Grace: time.Duration(p.plan.Limits.GraceNs),
-		OnStart: onStart,
+		OnStart: onStart, WorkloadDepth: workloadDepth(p),
 	})
 }
 
@@ -307,12 +303,30 @@ func (s *Service) runSteps(ctx context.Context, p *prepared, outDir string, onSt
 	return lim
 }
 
-// validate runs the oracle (without the collector) after a successful run.
+// StrengthAdapterCheck is the validation strength of a run judged only by
+// its adapter's own check of the result (adapter.ResultChecker).
+const StrengthAdapterCheck = "adapter_check"
+
+// checker returns the adapter's result check when the plan asks for one.
+func (p *prepared) checker() adapter.ResultChecker {
+	if c, ok := p.ad.(adapter.ResultChecker); ok && p.apl.Check != "" {
+		return c
+	}
+	return nil
+}
+
+// validate runs the oracle (without the collector) after a successful run,
+// then the adapter's own check of the result, if it has one: the first
+// that rejects the result fails validation.
 func (s *Service) validate(ctx context.Context, p *prepared, res *broker.Result, runErr error, stage string, onStart func(int), start func() error) (string, *run.ValidationInfo) {
-	if p.plan.Oracle == nil {
+	check := p.checker()
+	if p.plan.Oracle == nil && check == nil {
 		return run.ValidationNotRequested, nil
 	}
-	info := &run.ValidationInfo{Strength: p.plan.Oracle.Strength}
+	info := &run.ValidationInfo{Strength: StrengthAdapterCheck}
+	if p.plan.Oracle != nil {
+		info.Strength = p.plan.Oracle.Strength
+	}
 	switch {
 	case ctx.Err() != nil:
 		info.Reason = "the capture was cancelled before validation"
@@ -321,10 +335,17 @@ func (s *Service) validate(ctx context.Context, p *prepared, res *broker.Result,
 		info.Reason = "the workload did not succeed, so its result could not be validated"
 		return run.ValidationError, info
 	}
-	s.progress("validating", "running the oracle")
+	if p.plan.Oracle == nil {
+		s.progress("validating", "checking the result: "+p.apl.Check)
+	} else {
+		s.progress("validating", "running the oracle")
+	}
 	if err := start(); err != nil {
 		info.Reason = "could not record the start of validation: " + fault.As(err).Message
 		return run.ValidationError, info
+	}
+	if p.plan.Oracle == nil {
+		return s.checkResult(ctx, p, check, stage, info, "")
 	}
 	argv := p.plan.Oracle.Argv
 	if exe, err := broker.Resolve(argv[0], p.inst.Cwd, p.env); err == nil {
@@ -348,11 +369,28 @@ func (s *Service) validate(ctx context.Context, p *prepared, res *broker.Result,
 	case err != nil:
 		info.Reason = fault.As(err).Message
 		return run.ValidationError, info
+	case or.ExitCode == 0 && check != nil:
+		return s.checkResult(ctx, p, check, stage, info, "the oracle accepted the result; ")
 	case or.ExitCode == 0:
 		info.Reason = "the oracle accepted the result"
 		return run.ValidationPassed, info
 	}
 	info.Reason = fmt.Sprintf("the oracle rejected the result (exit %d)", or.ExitCode)
+	return run.ValidationFailed, info
+}
+
+// checkResult asks the adapter whether the workload's result holds what
+// its plan's Check requires; prefix is what validation found before.
+func (s *Service) checkResult(ctx context.Context, p *prepared, check adapter.ResultChecker, stage string, info *run.ValidationInfo, prefix string) (string, *run.ValidationInfo) {
+	ok, why := check.CheckResult(ctx, p.apl, filepath.Join(stage, "out"), filepath.Join(stage, "stdout.txt"))
+	info.Reason = prefix + why
+	switch {
+	case ctx.Err() != nil:
+		info.Reason = prefix + "cancelled during validation"
+		return run.ValidationCancelled, info
+	case ok:
+		return run.ValidationPassed, info
+	}
 	return run.ValidationFailed, info
 }
 
@@ -427,10 +465,10 @@ func outcome(res *broker.Result, err error) (string, *run.ProcessInfo, *fault.Er
 		return run.ExecFailed, nil, fe
 	}
 	p := &run.ProcessInfo{Pid: res.Pid, ExitCode: res.ExitCode, Signal: res.Signal, WallTimeNs: int64(res.Wall),
-		UserTimeNs: int64(res.UserCPU), SystemTimeNs: int64(res.SysCPU), PeakRSSBytes: res.PeakRSS, PeakRSSSource: res.PeakRSSSource,
 		TimedOut: res.TimedOut, Cancelled: res.Cancelled, CleanupComplete: res.CleanupComplete, Killed: res.Killed,
 		StdoutBytes: res.Stdout.Total, StderrBytes: res.Stderr.Total, OutputTruncated: res.Stdout.Truncated || res.Stderr.Truncated,
 		Leftover: res.Leftover, RedactedEnv: res.Redacted}
+	usageOf(p, res)
 	switch {
 	case res.TimedOut:
 		return run.ExecTimedOut, p, fault.New(fault.ProcessTimeout, "the workload ran out of time after %s", res.Wall.Round(time.Millisecond))

@@ -49,10 +49,13 @@ type CapturePlan struct {
 	Limits      Limits                 `json:"limits"`
 	Containment contain.Decision       `json:"containment"`
 	Oracle      *OraclePlan            `json:"oracle,omitempty"`
-	Overhead    string                 `json:"overhead"`
-	Permissions []string               `json:"permissions"`
-	Limitations []string               `json:"limitations"`
-	Warnings    []string               `json:"warnings"`
+	// Check is what the adapter itself requires of the result (it decides
+	// validation_status beside the oracle); empty when it checks nothing.
+	Check       string   `json:"check,omitempty"`
+	Overhead    string   `json:"overhead"`
+	Permissions []string `json:"permissions"`
+	Limitations []string `json:"limitations"`
+	Warnings    []string `json:"warnings"`
 	// Digest binds the plan: adapter, workload approval, executable
 	// identity, argv, cwd, environment policy, limits and containment.
 	Digest string `json:"digest"`
@@ -174,7 +177,7 @@ func (s *Service) prepare(ctx context.Context, req PlanRequest, outDir string) (
 		Steps:       apl.Steps,
 		Limits: Limits{TimeoutNs: int64(inst.Timeout), GraceNs: int64(grace), MaxOutputBytes: cfg.MaxOutputBytes,
 			MaxArtifactBytes: s.WS.Config.Capture.MaxArtifactBytes},
-		Containment: decision, Overhead: apl.Overhead, Permissions: nonNil(apl.Permissions),
+		Containment: decision, Check: apl.Check, Overhead: apl.Overhead, Permissions: nonNil(apl.Permissions),
 		Limitations: nonNil(apl.Limitations), Warnings: []string{},
 	}
 	if inst.OracleStrength != "" {

@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/flameox/flameox/pkg/fault"
 )
@@ -32,7 +33,7 @@ var OutcomeRules = []OutcomeRule{
 	{Capture, CaptureFailed, fault.ExitProcess, "the capture failed: its artifacts were not all stored"},
 	{Capture, CaptureQuarantined, fault.ExitIntegrity, "the run is quarantined"},
 	{Validation, ValidationCancelled, fault.ExitCancelled, "the validation was cancelled"},
-	{Validation, ValidationFailed, fault.ExitNegative, "the validation failed: the oracle rejected the result"},
+	{Validation, ValidationFailed, fault.ExitNegative, "the validation failed: the oracle or the adapter's check rejected the result"},
 	{Validation, ValidationError, fault.ExitNegative, "the validation could not be completed"},
 }
 
@@ -43,7 +44,13 @@ func ExitStatus(m *Manifest) (int, string) {
 	state := map[*Machine]string{Execution: m.ExecutionStatus, Capture: m.CaptureStatus, Validation: m.ValidationStatus}
 	for _, r := range OutcomeRules {
 		if state[r.Machine] == r.State {
-			return r.Exit, r.Meaning + "; see run " + m.RunID
+			why := r.Meaning
+			// A validation's own reason says what was rejected and why.
+			if r.Machine == Validation && m.Validation != nil && m.Validation.Reason != "" {
+				head, _, _ := strings.Cut(why, ":")
+				why = head + ": " + m.Validation.Reason
+			}
+			return r.Exit, why + "; see run " + m.RunID
 		}
 	}
 	if !m.Terminal() {

@@ -27,26 +27,8 @@ options = { profiles = "cpu,mem", coverage = "true" }
 // go test through capture.Service, with profiles and coverage asked for,
 // then extracts the stored stdout.
 func TestLiveCapture(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs real benchmarks")
-	}
-	for _, tool := range []string{"go", "git"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			adaptertest.Unable(t, "%s is not on PATH", tool)
-		}
-	}
 	ctx := context.Background()
-	project := t.TempDir()
-	for _, f := range []string{"go.mod", "scan.go", "scan_test.go"} {
-		b, err := os.ReadFile(filepath.Join("../../../contrib/examples/reverse-scan", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(project, f), b, 0o644)
-	}
-	if out, err := exec.Command("git", "-C", project, "init", "-q").CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v %s", err, out)
-	}
+	project := liveProject(t)
 	l := adaptertest.Capture(t, project, liveToml, "bench", Name, process.New(), New())
 	ws, m, regs := l.WS, l.Result.Run, l.Regs
 	if m.ExecutionStatus != run.ExecSucceeded || m.CaptureStatus != run.CaptureRegistered {
@@ -105,5 +87,59 @@ func TestLiveCapture(t *testing.T) {
 		if !(slow > fast && fast > 0) {
 			t.Errorf("n=%s: ReverseSum %.3g sec/op is not slower than DirectSum %.3g", n, slow, fast)
 		}
+	}
+}
+
+// liveProject copies the bundled example into a fresh git project, or
+// skips (fails under CI=true) without go and git.
+func liveProject(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs real benchmarks")
+	}
+	for _, tool := range []string{"go", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			adaptertest.Unable(t, "%s is not on PATH", tool)
+		}
+	}
+	project := t.TempDir()
+	for _, f := range []string{"go.mod", "scan.go", "scan_test.go"} {
+		b, err := os.ReadFile(filepath.Join("../../../contrib/examples/reverse-scan", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(project, f), b, 0o644)
+	}
+	if out, err := exec.Command("git", "-C", project, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	return project
+}
+
+// TestLiveNothingRan: a -bench pattern that matches no benchmark, and a
+// -run pattern that matches no test, exit 0 under go test; the run's
+// validation fails and says why, and the exit status says it too.
+func TestLiveNothingRan(t *testing.T) {
+	project := liveProject(t)
+	for _, tt := range []struct{ name, argv, want string }{
+		{"nobench", `"-run", "^$", "-bench", "NoSuchBench", "."`, `the -bench pattern "NoSuchBench" matched none`},
+		{"notest", `"-run", "NoSuchTest", "."`, "ran no test"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			toml := "schema_version = 1\n[workloads.w]\nargv = [\"go\", \"test\", " + tt.argv + "]\ntimeout_seconds = 300\nenv = { GOWORK = \"off\" }\n"
+			dir := t.TempDir()
+			os.CopyFS(dir, os.DirFS(project))
+			l := adaptertest.Capture(t, dir, toml, "w", Name, process.New(), New())
+			m := l.Result.Run
+			if m.ExecutionStatus != run.ExecSucceeded {
+				t.Fatalf("go test did not succeed: %s %+v", m.ExecutionStatus, m.Error)
+			}
+			if m.ValidationStatus != run.ValidationFailed || m.Validation == nil || !strings.Contains(m.Validation.Reason, tt.want) {
+				t.Fatalf("validation %s %+v, want failed saying %q", m.ValidationStatus, m.Validation, tt.want)
+			}
+			if code, why := run.ExitStatus(m); code != 1 || !strings.Contains(why, tt.want) {
+				t.Fatalf("exit %d %q, want 1 saying %q", code, why, tt.want)
+			}
+		})
 	}
 }

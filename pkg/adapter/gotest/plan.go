@@ -68,13 +68,14 @@ var perturbing = map[string]string{
 
 // command is what Plan learns from a `go test` argv (after "go test").
 type command struct {
-	packages []string
-	bench    bool     // -bench given
-	benchmem bool     // -benchmem given
-	trace    bool     // -trace given: go test keeps the test binary
-	chdir    int      // number of leading args that are -C dir (0, 1 or 2)
-	perturb  []string // what the workload's own flags add to benchmark timings
-	problems []string
+	packages     []string
+	bench        bool     // -bench given
+	benchPattern string   // its value
+	benchmem     bool     // -benchmem given
+	trace        bool     // -trace given: go test keeps the test binary
+	chdir        int      // number of leading args that are -C dir (0, 1 or 2)
+	perturb      []string // what the workload's own flags add to benchmark timings
+	problems     []string
 }
 
 // parse follows go test's own split into flags, packages and test binary
@@ -126,6 +127,11 @@ func parse(args []string) command {
 		switch {
 		case short == "bench":
 			c.bench = true
+			if hasValue {
+				c.benchPattern = a[strings.IndexByte(a, '=')+1:]
+			} else if i+1 < len(args) {
+				c.benchPattern = args[i+1]
+			}
 		case short == "benchmem":
 			c.benchmem = true
 		case short == "trace":
@@ -259,8 +265,12 @@ func (*Adapter) Plan(req adapter.PlanRequest) (*adapter.Plan, error) {
 	if len(costs) > 0 {
 		overhead = strings.Join(costs, ", ") + ": each slows the code under test"
 	}
+	check := "go test ran at least one test"
+	if c.bench {
+		check = "go test ran at least one benchmark"
+	}
 	return &adapter.Plan{
-		Adapter: Name, Argv: full, Env: []string{},
+		Adapter: Name, Argv: full, Env: []string{}, Check: check,
 		Artifacts:   arts,
 		Steps:       []adapter.Step{},
 		Overhead:    overhead,

@@ -189,6 +189,9 @@ func renderPlan(w io.Writer, p *capture.CapturePlan) {
 	if p.Oracle != nil {
 		fmt.Fprintf(w, "oracle       %s: %s\n", p.Oracle.Strength, quoteArgv(p.Oracle.Argv))
 	}
+	if p.Check != "" {
+		fmt.Fprintf(w, "check        %s\n", cli.Safe(p.Check))
+	}
 	for _, l := range p.Limitations {
 		fmt.Fprintf(w, "limitation   %s\n", cli.Safe(l))
 	}
