@@ -77,6 +77,7 @@ type runCols struct {
 	revision, exitCode                                         schema.Int32Col
 	createdAt, startedAt, finishedAt                           schema.TimeCol
 	wall, user, sys, rss                                       schema.Int64Col
+	params                                                     schema.StringMapCol
 	text                                                       map[string]schema.StringCol
 }
 
@@ -102,7 +103,7 @@ func (r *runRows) runCols() (*runCols, error) {
 		revision: w.Int32Col("revision"), exitCode: w.Int32Col("exit_code"),
 		createdAt: w.TimeCol("created_at"), startedAt: w.TimeCol("started_at"), finishedAt: w.TimeCol("finished_at"),
 		wall: w.Int64Col("wall_time_ns"), user: w.Int64Col("user_time_ns"), sys: w.Int64Col("system_time_ns"),
-		rss: w.Int64Col("peak_rss_bytes"), text: map[string]schema.StringCol{},
+		rss: w.Int64Col("peak_rss_bytes"), params: w.StringMapCol("workload_parameters"), text: map[string]schema.StringCol{},
 	}
 	for _, name := range textColumns {
 		c.text[name] = w.StringCol(name)
@@ -175,6 +176,11 @@ func (r *runRows) run(m *run.Manifest) error {
 		c.user.AppendNull()
 		c.sys.AppendNull()
 		c.rss.AppendNull()
+	}
+	if m.Workload != nil && m.Workload.Parameters != nil {
+		c.params.Append(m.Workload.Parameters)
+	} else {
+		c.params.AppendNull()
 	}
 	text := runText(m)
 	for _, name := range textColumns {

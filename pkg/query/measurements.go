@@ -3,8 +3,12 @@ package query
 import (
 	"context"
 	"database/sql"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/flameox/flameox/pkg/catalog"
+	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/workspace"
 )
 
@@ -42,51 +46,96 @@ type MeasurementList struct {
 
 // MeasurementsRequest filters and pages measurements.
 type MeasurementsRequest struct {
-	RunID          string `json:"run_id,omitempty" jsonschema:"only this run"`
-	ArtifactID     string `json:"artifact_id,omitempty" jsonschema:"only values extracted from this artifact"`
-	NamePrefix     string `json:"name_prefix,omitempty" jsonschema:"only metric names starting with this, e.g. process."`
-	IncludeWarmups bool   `json:"include_warmups,omitempty" jsonschema:"also return warm-up values"`
-	Limit          int    `json:"limit,omitempty" jsonschema:"rows to return (default 50, max 1000)"`
-	Cursor         string `json:"cursor,omitempty" jsonschema:"cursor from a previous page"`
+	RunID      string `json:"run_id,omitempty" jsonschema:"only this run"`
+	ArtifactID string `json:"artifact_id,omitempty" jsonschema:"only values extracted from this artifact"`
+	NamePrefix string `json:"name_prefix,omitempty" jsonschema:"only metric names starting with this, e.g. process."`
+	Workload   string `json:"workload,omitempty" jsonschema:"only runs of this declared workload"`
+	// Parameters keeps runs whose workload had every one of these
+	// parameter values (canonical text, as runs list shows them).
+	Parameters     map[string]string `json:"parameters,omitempty" jsonschema:"only runs whose workload had these parameter values (canonical text), e.g. {\"n\": \"1024\"}"`
+	Subject        string            `json:"subject,omitempty" jsonschema:"only this subject (exact): a benchmark name such as BenchmarkSum/n=1024, a test or a package"`
+	IncludeWarmups bool              `json:"include_warmups,omitempty" jsonschema:"also return warm-up values"`
+	Limit          int               `json:"limit,omitempty" jsonschema:"rows to return (default 50, max 1000)"`
+	Cursor         string            `json:"cursor,omitempty" jsonschema:"cursor from a previous page"`
 }
 
-const measurementFilters = `($1 = '' OR run_id = $1) AND ($2 = '' OR artifact_id = $2)
-  AND ($3 = '' OR starts_with(name, $3)) AND ($4 OR NOT is_warmup)`
+// ParseParameter splits a key=value filter (the CLI's --parameter).
+func ParseParameter(kv string) (key, value string, err error) {
+	k, v, ok := strings.Cut(kv, "=")
+	if !ok || strings.TrimSpace(k) == "" {
+		return "", "", fault.New(fault.InvalidArguments, "parameter filter %q is not KEY=VALUE", kv).With("flag", "parameter")
+	}
+	return strings.TrimSpace(k), v, nil
+}
+
+// pairs renders the parameter filter as sorted key=value strings (a key
+// is a declared parameter name, which never holds "=").
+func (req MeasurementsRequest) pairs() []string {
+	out := make([]string, 0, len(req.Parameters))
+	for k, v := range req.Parameters {
+		out = append(out, k+"="+v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// The workload and parameter filters keep the measurements of the runs
+// whose latest published revision matches.
+const measurementFilters = `($1 = '' OR m.run_id = $1) AND ($2 = '' OR m.artifact_id = $2)
+  AND ($3 = '' OR starts_with(m.name, $3)) AND ($4 OR NOT m.is_warmup) AND ($5 = '' OR m.subject = $5)
+  AND (($6 = '' AND len($7::VARCHAR[]) = 0) OR m.run_id IN (
+        SELECT r.run_id FROM runs_current r WHERE ($6 = '' OR r.workload_name = $6)
+          AND NOT EXISTS (SELECT 1 FROM (SELECT unnest($7::VARCHAR[]) AS kv) p
+                WHERE r.workload_parameters[split_part(p.kv, '=', 1)] IS DISTINCT FROM substr(p.kv, strpos(p.kv, '=') + 1))))`
+
+// measurementOrder sorts by what was measured, then where it sits in the
+// raw hierarchy; measurement_id makes the order total, so offsets page
+// exactly at one commit (the cursor is bound to it).
+const measurementOrder = `coalesce(m.subject, ''), m.name, m.run_id, coalesce(m.worker_id, ''),
+  coalesce(m.worker_run_index, -1), coalesce(m.value_index, -1), m.is_warmup DESC, m.measurement_id`
 
 var (
-	qMeasurements = catalog.Query{Name: "measurements.query", Version: "1", SQL: `
-SELECT measurement_id, run_id, coalesce(artifact_id, ''), name, value_int, value_float, unit, aggregation, scope,
-       coalesce(subject, ''), coalesce(worker_id, ''), worker_run_index, value_index, loop_count, is_warmup,
-       coalesce(phase, ''), evidence_level
-FROM measurements_current
+	qMeasurements = catalog.Query{Name: "measurements.query", Version: "2", SQL: `
+SELECT m.measurement_id, m.run_id, coalesce(m.artifact_id, ''), m.name, m.value_int, m.value_float, m.unit, m.aggregation, m.scope,
+       coalesce(m.subject, ''), coalesce(m.worker_id, ''), m.worker_run_index, m.value_index, m.loop_count, m.is_warmup,
+       coalesce(m.phase, ''), m.evidence_level
+FROM measurements_current m
 WHERE ` + measurementFilters + `
-  AND ($5::VARCHAR IS NULL OR run_id > $5 OR (run_id = $5 AND measurement_id > $6))
-ORDER BY run_id, measurement_id
-LIMIT $7`}
-	qMeasurementsCount = catalog.Query{Name: "measurements.count", Version: "1",
-		SQL: `SELECT count(*) FROM measurements_current WHERE ` + measurementFilters}
+ORDER BY ` + measurementOrder + `
+LIMIT $8 OFFSET $9`}
+	qMeasurementsCount = catalog.Query{Name: "measurements.count", Version: "2",
+		SQL: `SELECT count(*) FROM measurements_current m WHERE ` + measurementFilters}
 )
 
-// QueryMeasurements lists measurements in (run, measurement id) order.
+// QueryMeasurements lists measurements by subject (the benchmark, test or
+// package), metric name, run, then their place in the raw hierarchy
+// (worker, run index, value index).
 func QueryMeasurements(ctx context.Context, ws *workspace.Workspace, req MeasurementsRequest) (*MeasurementList, error) {
 	limit, err := Limit(req.Limit)
 	if err != nil {
 		return nil, err
 	}
+	for k := range req.Parameters {
+		if k == "" || strings.Contains(k, "=") {
+			return nil, fault.New(fault.InvalidArguments, "parameter name %q is not a declared parameter name", k)
+		}
+	}
 	return with(ctx, ws, func(s *Session) (*MeasurementList, error) {
 		filters := req
 		filters.Limit, filters.Cursor = 0, ""
-		want, key, err := s.resume(qMeasurements, filters, "run_id, measurement_id", req.Cursor)
+		want, key, err := s.resume(qMeasurements, filters, "subject, name, run_id, worker_id, worker_run_index, value_index, measurement_id", req.Cursor)
 		if err != nil {
 			return nil, err
 		}
-		var afterRun, afterID any
+		offset := int64(0)
 		if key != nil {
-			afterRun, afterID = key[0], key[1]
+			if offset, err = strconv.ParseInt(key[0], 10, 64); err != nil || offset < 0 {
+				return nil, fault.New(fault.InvalidArguments, "the cursor is not valid (key)")
+			}
 		}
-		fargs := []any{req.RunID, req.ArtifactID, req.NamePrefix, req.IncludeWarmups}
+		fargs := []any{req.RunID, req.ArtifactID, req.NamePrefix, req.IncludeWarmups, req.Subject, req.Workload, req.pairs()}
 		res := &MeasurementList{SchemaVersion: 1, Query: qMeasurements.ID(), CorpusCommitID: s.Commit(), Measurements: []Measurement{}}
-		err = s.R.Scan(ctx, qMeasurements, append(fargs, afterRun, afterID, limit+1), func(rows *sql.Rows) error {
+		err = s.R.Scan(ctx, qMeasurements, append(fargs, limit+1, offset), func(rows *sql.Rows) error {
 			for rows.Next() {
 				var m Measurement
 				var vi sql.NullInt64
@@ -124,7 +173,7 @@ func QueryMeasurements(ctx context.Context, ws *workspace.Workspace, req Measure
 		res.Returned = len(res.Measurements)
 		if res.Truncated {
 			last := res.Measurements[len(res.Measurements)-1]
-			want.Key = []string{last.RunID, last.MeasurementID}
+			want.Key = []string{strconv.FormatInt(offset+int64(limit), 10), last.MeasurementID}
 			res.Cursor = catalog.EncodeCursor(want)
 		}
 		res.Total, err = count(ctx, s, qMeasurementsCount, fargs)

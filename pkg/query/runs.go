@@ -31,6 +31,18 @@ type RunSummary struct {
 	// error of a run that did not succeed; `runs show` has the message.
 	Reason    string `json:"reason,omitempty"`
 	ErrorCode string `json:"error_code,omitempty"`
+	// What tells runs apart: the workload's parameter values and the
+	// adapter (an execution run), the imported file's name (an import),
+	// the process outcome and resources, and how many benchmarks the
+	// run measured (distinct package and benchmark name).
+	Parameters     map[string]string `json:"parameters,omitempty"`
+	Adapter        string            `json:"adapter,omitempty"`
+	SourceName     string            `json:"source_name,omitempty"`
+	ExitCode       *int32            `json:"exit_code,omitempty"`
+	Signal         string            `json:"signal,omitempty"`
+	WallTimeNs     *int64            `json:"wall_time_ns,omitempty"`
+	PeakRSSBytes   *int64            `json:"peak_rss_bytes,omitempty"`
+	BenchmarkCount int               `json:"benchmark_count"`
 }
 
 // RunList is the result of `flameox runs list` and MCP list_runs.
@@ -61,16 +73,31 @@ const runFilters = `
 	AND ($6::TIMESTAMPTZ IS NULL OR r.created_at >= $6) AND ($7::TIMESTAMPTZ IS NULL OR r.created_at < $7)`
 
 var (
-	qRunsList = catalog.Query{Name: "runs.list", Version: "1", SQL: `
+	// The page is chosen first; the artifact and benchmark counts are then
+	// computed for its runs only.
+	qRunsList = catalog.Query{Name: "runs.list", Version: "2", SQL: `
+WITH page AS (
 SELECT r.run_id, r.revision, r.run_type, r.created_at, r.execution_status, r.capture_status, r.validation_status,
-       coalesce(r.workload_name, ''), r.environment_id, coalesce(r.source_state_id, ''),
-       (SELECT count(*) FROM artifacts_current a WHERE a.run_id = r.run_id), epoch_us(r.created_at),
-       coalesce(r.reason, ''), coalesce(r.error_code, '')
+       coalesce(r.workload_name, '') AS workload_name, r.environment_id, coalesce(r.source_state_id, '') AS source_state_id,
+       epoch_us(r.created_at) AS created_us, coalesce(r.reason, '') AS reason, coalesce(r.error_code, '') AS error_code,
+       r.workload_parameters, coalesce(r.adapter, '') AS adapter, r.exit_code, coalesce(r.signal, '') AS signal,
+       r.wall_time_ns, r.peak_rss_bytes
 FROM runs_current r
 WHERE ` + runFilters + `
   AND ($8::BIGINT IS NULL OR epoch_us(r.created_at) < $8 OR (epoch_us(r.created_at) = $8 AND r.run_id < $9))
 ORDER BY r.created_at DESC, r.run_id DESC
-LIMIT $10`}
+LIMIT $10)
+SELECT p.run_id, p.revision, p.run_type, p.created_at, p.execution_status, p.capture_status, p.validation_status,
+       p.workload_name, p.environment_id, p.source_state_id,
+       (SELECT count(*) FROM artifacts_current a WHERE a.run_id = p.run_id), p.created_us, p.reason, p.error_code,
+       coalesce(map_keys(p.workload_parameters), []::VARCHAR[]), coalesce(map_values(p.workload_parameters), []::VARCHAR[]), p.adapter, p.exit_code, p.signal,
+       p.wall_time_ns, p.peak_rss_bytes,
+       CASE WHEN p.run_type = 'import' THEN coalesce((SELECT arg_min(a.display_name, a.registered_at) FROM artifacts_current a
+            WHERE a.run_id = p.run_id), '') ELSE '' END,
+       (SELECT count(DISTINCT (coalesce(m.worker_id, ''), m.subject)) FROM measurements_current m
+            WHERE m.run_id = p.run_id AND m.scope = 'benchmark' AND m.subject IS NOT NULL)
+FROM page p
+ORDER BY p.created_at DESC, p.run_id DESC`}
 	qRunsCount = catalog.Query{Name: "runs.count", Version: "1", SQL: `SELECT count(*) FROM runs_current r WHERE ` + runFilters}
 )
 
@@ -112,9 +139,23 @@ func ListRuns(ctx context.Context, ws *workspace.Workspace, req ListRunsRequest)
 				var r RunSummary
 				var rev int32
 				var us int64
+				var keys, values []any
+				var exit sql.NullInt32
+				var wall, rss sql.NullInt64
 				if err := rows.Scan(&r.RunID, &rev, &r.RunType, &r.CreatedAt, &r.ExecutionStatus, &r.CaptureStatus,
-					&r.ValidationStatus, &r.WorkloadName, &r.EnvironmentID, &r.SourceStateID, &r.ArtifactCount, &us, &r.Reason, &r.ErrorCode); err != nil {
+					&r.ValidationStatus, &r.WorkloadName, &r.EnvironmentID, &r.SourceStateID, &r.ArtifactCount, &us, &r.Reason, &r.ErrorCode,
+					&keys, &values, &r.Adapter, &exit, &r.Signal, &wall, &rss, &r.SourceName, &r.BenchmarkCount); err != nil {
 					return err
+				}
+				r.Parameters = stringMap(keys, values)
+				if exit.Valid {
+					r.ExitCode = &exit.Int32
+				}
+				if wall.Valid {
+					r.WallTimeNs = &wall.Int64
+				}
+				if rss.Valid {
+					r.PeakRSSBytes = &rss.Int64
 				}
 				if len(res.Runs) == limit {
 					res.Truncated = true
@@ -138,6 +179,21 @@ func ListRuns(ctx context.Context, ws *workspace.Workspace, req ListRunsRequest)
 		res.Total, err = count(ctx, s, qRunsCount, req.filterArgs())
 		return res, err
 	})
+}
+
+// stringMap pairs the keys and values of a scanned map<string,string>
+// (read as two lists); nil when there are none.
+func stringMap(keys, values []any) map[string]string {
+	if len(keys) == 0 || len(keys) != len(values) {
+		return nil
+	}
+	m := make(map[string]string, len(keys))
+	for i, k := range keys {
+		ks, _ := k.(string)
+		vs, _ := values[i].(string)
+		m[ks] = vs
+	}
+	return m
 }
 
 func count(ctx context.Context, s *Session, q catalog.Query, args []any) (int64, error) {

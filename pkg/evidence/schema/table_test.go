@@ -29,7 +29,7 @@ func TestTableList(t *testing.T) {
 	if _, ok := Lookup("artifact_registrations"); ok {
 		t.Error("Lookup of an unknown table succeeded")
 	}
-	if id := Runs.ID(); id != "runs@1.1" {
+	if id := Runs.ID(); id != "runs@1.2" {
 		t.Errorf("Runs.ID() = %q", id)
 	}
 }

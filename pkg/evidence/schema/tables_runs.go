@@ -5,7 +5,7 @@ package schema
 // Runs has one row per published run revision (the run manifest projection at
 // that revision). The latest revision per run_id is the current state; all the
 // columns `flameox runs list` filters and prints are plain columns.
-var Runs = newTable("runs", 1, 1,
+var Runs = newTable("runs", 1, 2,
 	"One row per published run revision: statuses, identities, process outcome.",
 	req("run_id", tStr, "run UUID"),
 	req("revision", tI32, "run manifest revision this row projects (0, 1, ...)"),
@@ -44,6 +44,7 @@ var Runs = newTable("runs", 1, 1,
 	req("manifest_path", tStr, "workspace-relative runs/<run_id>/manifest.json"),
 	opt("reason", tStr, "why the revision was written, e.g. registered, succeeded, crash_recovery, quarantined: ARTIFACT_PARSE_FAILED").since(1),
 	opt("error_code", tStr, "error code of a failed, cancelled or quarantined run, e.g. PROCESS_FAILED").dict().since(1),
+	opt("workload_parameters", tStrMap, "the workload's parameter values (canonical text, defaults filled in) by name; null for an import").since(2),
 )
 
 // Artifacts has one row per artifact registration: the same payload (same

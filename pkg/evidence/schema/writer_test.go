@@ -143,8 +143,8 @@ func TestValidateMismatch(t *testing.T) {
 	fields = append(fields, arrow.Field{Name: "hostname", Type: arrow.BinaryTypes.String})
 	err := Runs.Validate(arrow.NewSchema(fields, &md))
 	var me *MismatchError
-	if !errors.As(err, &me) || me.Table != "runs@1.1" {
-		t.Fatalf("Validate = %v, want a MismatchError for runs@1.1", err)
+	if !errors.As(err, &me) || me.Table != "runs@1.2" {
+		t.Fatalf("Validate = %v, want a MismatchError for runs@1.2", err)
 	}
 	for _, want := range []string{"exit_code is int64, want int32", "signal (string) missing", "unexpected column hostname"} {
 		if !strings.Contains(err.Error(), want) {
