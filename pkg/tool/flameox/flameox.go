@@ -105,6 +105,8 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 	switch {
 	case *showVersion:
 		return versionCmd(ctx, c, nil)
+	case len(rest) == 2 && rest[0] == "help" && len(groupVerbs(rest[1])) > 0:
+		return groupHelp(env, rest[1], groupVerbs(rest[1]), []string{"help"})
 	case *help || len(rest) == 0 || rest[0] == "help":
 		printHelp(env.Stdout)
 		if len(rest) == 0 && !*help {
@@ -114,9 +116,55 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 	}
 	cmd, cmdArgs := lookup(rest)
 	if cmd == nil {
+		if verbs := groupVerbs(rest[0]); len(verbs) > 0 {
+			return groupHelp(env, rest[0], verbs, rest[1:])
+		}
 		return runExtension(ctx, env, rest)
 	}
 	return cmd.Run(ctx, c, cmdArgs)
+}
+
+// groupVerbs returns the commands of a group ("runs" gives runs list and
+// runs show), nil when group names no group.
+func groupVerbs(group string) []*Command {
+	var out []*Command
+	for _, cmd := range Commands() {
+		if g, _, ok := strings.Cut(cmd.Name, " "); ok && g == group {
+			out = append(out, cmd)
+		}
+	}
+	return out
+}
+
+// groupHelp answers a group named without one of its verbs: `flameox runs
+// --help` (and `help`) prints the group's verbs and succeeds; a bare
+// `flameox runs` or an unknown verb prints them and fails as a usage
+// error, like a bare `flameox`.
+func groupHelp(env *cli.Env, group string, verbs []*Command, args []string) error {
+	names := make([]string, len(verbs))
+	for i, v := range verbs {
+		names[i] = strings.TrimPrefix(v.Name, group+" ")
+	}
+	w := env.Stdout
+	asked := len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help")
+	if !asked {
+		w = env.Stderr
+	}
+	fmt.Fprintf(w, "usage: flameox %s <%s> [args]\n\nCommands:\n", group, strings.Join(names, "|"))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, v := range verbs {
+		fmt.Fprintf(tw, "  %s %s\t%s\n", v.Name, v.Args, v.Summary)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nRun 'flameox %s VERB --help' for a verb's flags.\n", group)
+	switch {
+	case asked:
+		return nil
+	case len(args) == 0:
+		return cli.Usagef("flameox %s needs a verb: %s", group, strings.Join(names, ", "))
+	}
+	return fault.New(fault.InvalidArguments, "flameox %s has no verb %q; its verbs are %s", group, args[0], strings.Join(names, ", ")).
+		Fix("Run 'flameox " + group + " --help' for the list.")
 }
 
 // lookup finds the longest command name that prefixes args.
