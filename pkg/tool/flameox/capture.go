@@ -14,7 +14,6 @@ import (
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/corpus"
-	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/faultpoint"
 	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/run"
@@ -104,27 +103,25 @@ func workloadApprove(ctx context.Context, c *Context, args []string) error {
 // captureFlags are shared by capture plan and capture run.
 type captureFlags struct {
 	workload   string
-	parameters string
+	parameters []string
 }
 
 func (c *Context) captureRequest(name string, args []string) (*capture.PlanRequest, error) {
-	fs := c.flags(name, "ADAPTER --workload NAME [--parameters JSON]")
+	fs := c.flags(name, "ADAPTER --workload NAME [--parameters KEY=VALUE[,KEY=VALUE]|JSON]...")
 	var f captureFlags
 	fs.StringVar(&f.workload, "workload", "", "declared workload name (required)")
-	fs.StringVar(&f.parameters, "parameters", "{}", "parameter values as a JSON object")
+	fs.StringArrayVar(&f.parameters, "parameters", nil, workload.ParametersUsage)
 	if err := c.parse(fs, args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() != 1 || f.workload == "" {
 		return nil, cli.Usagef("flameox %s needs ADAPTER and --workload NAME", name)
 	}
-	req := &capture.PlanRequest{Adapter: fs.Arg(0), Workload: f.workload}
-	dec := json.NewDecoder(strings.NewReader(f.parameters))
-	dec.UseNumber()
-	if err := dec.Decode(&req.Parameters); err != nil || req.Parameters == nil {
-		return nil, fault.New(fault.InvalidArguments, "--parameters must be a JSON object of declared parameter values").With("flag", "parameters")
+	params, err := workload.ParseParameterArgs(f.parameters)
+	if err != nil {
+		return nil, err
 	}
-	return req, nil
+	return &capture.PlanRequest{Adapter: fs.Arg(0), Workload: f.workload, Parameters: params}, nil
 }
 
 func (c *Context) captureService() (*capture.Service, error) {

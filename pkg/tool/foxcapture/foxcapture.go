@@ -15,10 +15,8 @@ package foxcapture
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/flameox/flameox/pkg/adapter/all"
 	"github.com/flameox/flameox/pkg/broker"
@@ -26,16 +24,17 @@ import (
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/record"
 	"github.com/flameox/flameox/pkg/run"
+	"github.com/flameox/flameox/pkg/workload"
 	"github.com/flameox/flameox/pkg/workspace"
 )
 
 const usage = `usage: fox-capture <verb> [flags]
 
 Verbs:
-  import PATH...                          import existing artifacts, one new run each
-  plan ADAPTER --workload NAME [--parameters JSON]   print the capture plan (one capture_plan record)
-  run ADAPTER --workload NAME [--parameters JSON]    capture an approved workload (one run record)
-  recover                                  close runs whose owner is provably gone (one recovery record)`
+  import PATH...                                            import existing artifacts, one new run each
+  plan ADAPTER --workload NAME [--parameters K=V,...|JSON]  print the capture plan (one capture_plan record)
+  run ADAPTER --workload NAME [--parameters K=V,...|JSON]   capture an approved workload (one run record)
+  recover                                                   close runs whose owner is provably gone (one recovery record)`
 
 // Run is fox-capture's entry point.
 func Run(ctx context.Context, env *cli.Env, args []string) error {
@@ -110,10 +109,10 @@ func NewService(ws *workspace.Workspace, env *cli.Env) *capture.Service {
 }
 
 func captureCmd(ctx context.Context, env *cli.Env, verb string, args []string) error {
-	fs := cli.NewFlags(env, "fox-capture "+verb, "usage: fox-capture "+verb+" [ADAPTER --workload NAME [--parameters JSON]]")
+	fs := cli.NewFlags(env, "fox-capture "+verb, "usage: fox-capture "+verb+" [ADAPTER --workload NAME [--parameters KEY=VALUE[,KEY=VALUE]|JSON]...]")
 	wsDir := fs.String("workspace", "", "workspace directory (default: nearest .diagnostics)")
 	name := fs.String("workload", "", "declared workload name")
-	params := fs.String("parameters", "{}", "parameter values as a JSON object")
+	params := fs.StringArray("parameters", nil, workload.ParametersUsage)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -144,12 +143,11 @@ func captureCmd(ctx context.Context, env *cli.Env, verb string, args []string) e
 	if fs.NArg() != 1 || *name == "" {
 		return cli.Usagef("fox-capture %s needs ADAPTER and --workload NAME", verb)
 	}
-	req := capture.PlanRequest{Adapter: fs.Arg(0), Workload: *name}
-	dec := json.NewDecoder(strings.NewReader(*params))
-	dec.UseNumber()
-	if err := dec.Decode(&req.Parameters); err != nil || req.Parameters == nil {
-		return cli.Usagef("--parameters must be a JSON object")
+	values, err := workload.ParseParameterArgs(*params)
+	if err != nil {
+		return err
 	}
+	req := capture.PlanRequest{Adapter: fs.Arg(0), Workload: *name, Parameters: values}
 	if verb == "plan" {
 		p, err := svc.Plan(ctx, req)
 		if err != nil {
