@@ -3,6 +3,7 @@ package broker
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -30,6 +31,10 @@ const (
 // Usage is the resource use of some of the processes of a run, and how
 // each figure was obtained.
 type Usage struct {
+	// Processes names the processes covered (their distinct command
+	// names, /proc/<pid>/comm, outermost first; at most maxNames), as
+	// the sampler saw them.
+	Processes       []string
 	UserCPU, SysCPU time.Duration
 	CPUSource       string
 	PeakRSS         int64 // the largest peak of any one of the processes, in bytes
@@ -109,7 +114,8 @@ type procKey struct {
 type procUse struct {
 	depth int // 0: the started child; 1: its children; ...
 	hwm   int64
-	last  proc // the last /proc/<pid>/stat read
+	last  proc   // the last /proc/<pid>/stat read
+	comm  string // the command name when last seen alive
 }
 
 // sampler polls the tree below the started child (walking the kernel's
@@ -168,6 +174,11 @@ func (s *sampler) poll(buf []byte) {
 		}
 		u.hwm = max(u.hwm, hwm)
 		u.last = p
+		if !p.dead() {
+			if b, err := os.ReadFile("/proc/" + strconv.Itoa(it.pid) + "/comm"); err == nil {
+				u.comm = string(bytes.TrimSpace(b)) // exec changes it
+			}
+		}
 		if it.depth >= maxDepth {
 			continue
 		}
@@ -201,19 +212,48 @@ func (s *sampler) peakAt(lo, hi int) int64 {
 	return m
 }
 
-// cpuAt sums the last CPU times seen at one depth: the processes' own
-// (own=true) or their waited-for children's.
-func (s *sampler) cpuAt(depth int, own bool) (user, sys uint64) {
+// maxNames bounds Usage.Processes.
+const maxNames = 8
+
+// namesAt lists the distinct command names seen at depths [lo, hi),
+// outermost first (then by pid).
+func (s *sampler) namesAt(lo, hi int) []string {
+	var us []*procUse
 	for _, u := range s.seen {
-		if u.depth != depth {
-			continue
+		if u.depth >= lo && u.depth < hi && u.comm != "" {
+			us = append(us, u)
 		}
-		if own {
-			user, sys = user+u.last.utime, sys+u.last.stime
-		}
-		user, sys = user+u.last.cutime, sys+u.last.cstime
 	}
-	return user, sys
+	slices.SortFunc(us, func(a, b *procUse) int {
+		if a.depth != b.depth {
+			return a.depth - b.depth
+		}
+		return a.last.pid - b.last.pid
+	})
+	var names []string
+	for _, u := range us {
+		if !slices.Contains(names, u.comm) && len(names) < maxNames {
+			names = append(names, u.comm)
+		}
+	}
+	return names
+}
+
+// cpu is CPU time in clock ticks.
+type cpu struct{ user, sys uint64 }
+
+func (c cpu) add(d cpu) cpu { return cpu{c.user + d.user, c.sys + d.sys} }
+
+// cpuAt sums the last CPU times seen at one depth: the processes' own,
+// and their waited-for children's.
+func (s *sampler) cpuAt(depth int) (own, children cpu) {
+	for _, u := range s.seen {
+		if u.depth == depth {
+			own = own.add(cpu{u.last.utime, u.last.stime})
+			children = children.add(cpu{u.last.cutime, u.last.cstime})
+		}
+	}
+	return own, children
 }
 
 // peakRSS chooses the trustworthy peak RSS of the whole tree: wait4's
@@ -238,10 +278,12 @@ func peakRSS(rusageMax, parentHWM int64, s *sampler) (int64, string) {
 // be halted.
 func split(tree Usage, depth int, s *sampler, root proc, rootOK bool) (workload Usage, rest *Usage) {
 	if depth <= 0 {
+		tree.Processes = s.namesAt(0, maxDepth+1)
 		return tree, nil
 	}
+	workload.Processes = s.namesAt(depth, maxDepth+1)
 	workload.PeakRSS, workload.PeakRSSSource = s.peakAt(depth, maxDepth+1), RSSSampled
-	rest = &Usage{PeakRSSSource: RSSSampled}
+	rest = &Usage{Processes: s.namesAt(0, depth), PeakRSSSource: RSSSampled}
 	rest.PeakRSS = s.peakAt(0, depth)
 	if workload.PeakRSS == 0 {
 		workload.PeakRSSSource = RSSUnknown
@@ -252,12 +294,13 @@ func split(tree Usage, depth int, s *sampler, root proc, rootOK bool) (workload 
 
 	// The workload's CPU time as sampled: what its parents had collected
 	// from their reaped children, or what its own processes had used by
-	// the last read, whichever is more (each is a lower bound).
-	pu, ps := s.cpuAt(depth-1, false)
-	if ou, osys := s.cpuAt(depth, true); ou+osys > pu+ps {
-		pu, ps = ou, osys
+	// the last read (with their reaped children), whichever is more: each
+	// is a lower bound.
+	_, w := s.cpuAt(depth - 1)
+	if own, kids := s.cpuAt(depth); own.add(kids).user+own.add(kids).sys > w.user+w.sys {
+		w = own.add(kids)
 	}
-	wu, ws, src := ticks(pu), ticks(ps), CPUSampled
+	wu, ws, src := ticks(w.user), ticks(w.sys), CPUSampled
 	if depth == 1 && rootOK {
 		// Exact: the children the collector waited for, from its zombie.
 		// A workload the collector did not reap (it was killed first) is
@@ -266,8 +309,23 @@ func split(tree Usage, depth int, s *sampler, root proc, rootOK bool) (workload 
 			wu, ws, src = eu, es, CPUProcStat
 		}
 	}
-	wu, ws = min(wu, tree.UserCPU), min(ws, tree.SysCPU)
-	workload.UserCPU, workload.SysCPU, workload.CPUSource = wu, ws, src
-	rest.UserCPU, rest.SysCPU, rest.CPUSource = tree.UserCPU-wu, tree.SysCPU-ws, src
+	if depth == 1 {
+		// wait4's total covers both parts: the rest is the difference.
+		wu, ws = min(wu, tree.UserCPU), min(ws, tree.SysCPU)
+		workload.UserCPU, workload.SysCPU, workload.CPUSource = wu, ws, src
+		rest.UserCPU, rest.SysCPU, rest.CPUSource = tree.UserCPU-wu, tree.SysCPU-ws, src
+		return workload, rest
+	}
+	// Below a wrapper, wait4's total need not cover anything: Bubblewrap
+	// passes its command's exit status on and exits without reaping its
+	// pid-namespace init, which the subreaper (flameox) then reaps without
+	// a rusage. Both parts are sampled: the rest is its processes' own.
+	workload.UserCPU, workload.SysCPU, workload.CPUSource = wu, ws, CPUSampled
+	var r cpu
+	for d := range depth {
+		own, _ := s.cpuAt(d)
+		r = r.add(own)
+	}
+	rest.UserCPU, rest.SysCPU, rest.CPUSource = ticks(r.user), ticks(r.sys), CPUSampled
 	return workload, rest
 }

@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -50,6 +52,9 @@ func TestWrappedWorkloadUsage(t *testing.T) {
 			if w.UserCPU <= 0 {
 				t.Errorf("workload user CPU %v", w.UserCPU)
 			}
+			if !slices.ContainsFunc(w.Processes, func(n string) bool { return strings.HasPrefix(n, "python3") }) {
+				t.Errorf("workload processes %q, want python3", w.Processes)
+			}
 			if tc.depth == 0 {
 				if res.Collector != nil || w.CPUSource != CPUWait4 || w.UserCPU != res.UserCPU {
 					t.Errorf("direct: collector %+v, workload %+v, tree user %v", res.Collector, w, res.UserCPU)
@@ -59,6 +64,9 @@ func TestWrappedWorkloadUsage(t *testing.T) {
 			c := res.Collector
 			if c == nil {
 				t.Fatal("no collector usage")
+			}
+			if !slices.Equal(c.Processes, []string{"sh"}) {
+				t.Errorf("collector processes %q, want [sh]", c.Processes)
 			}
 			if c.PeakRSS <= 0 || c.PeakRSS >= 32<<20 || c.PeakRSSSource != RSSSampled {
 				t.Errorf("collector (sh) peak RSS %d bytes (%s), want its own few MiB", c.PeakRSS, c.PeakRSSSource)

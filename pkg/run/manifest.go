@@ -98,15 +98,31 @@ type ContainmentInfo struct {
 }
 
 // ProcessInfo is the process outcome (the process adapter's evidence).
+//
+// Pid, ExitCode, Signal and WallTimeNs are the started command's: the
+// collector's when an adapter's collector launches the workload (py-spy,
+// perf), Bubblewrap's when contained. UserTimeNs, SystemTimeNs and
+// PeakRSSBytes are the workload's own processes' (the whole tree's when
+// nothing stands above the workload), and Collector holds the processes
+// above it; the sources say how each figure was obtained (broker.Usage).
 type ProcessInfo struct {
-	Pid             int    `json:"pid"`
-	ExitCode        int    `json:"exit_code"`
-	Signal          string `json:"signal,omitempty"`
-	WallTimeNs      int64  `json:"wall_time_ns"`
-	UserTimeNs      int64  `json:"user_time_ns"`
-	SystemTimeNs    int64  `json:"system_time_ns"`
-	PeakRSSBytes    int64  `json:"peak_rss_bytes"`
-	PeakRSSSource   string `json:"peak_rss_source"`
+	Pid           int    `json:"pid"`
+	ExitCode      int    `json:"exit_code"`
+	Signal        string `json:"signal,omitempty"`
+	WallTimeNs    int64  `json:"wall_time_ns"`
+	UserTimeNs    int64  `json:"user_time_ns"`
+	SystemTimeNs  int64  `json:"system_time_ns"`
+	PeakRSSBytes  int64  `json:"peak_rss_bytes"`
+	PeakRSSSource string `json:"peak_rss_source"`
+	// CPUSource: wait4, proc_stat or sampled (empty in runs recorded
+	// before it was kept: wait4).
+	CPUSource string `json:"cpu_source,omitempty"`
+	// Processes names the processes the workload's figures cover (their
+	// distinct command names, as sampled), e.g. ["python3.11"].
+	Processes []string `json:"processes,omitempty"`
+	// Collector is the resource use of the processes above the workload,
+	// nil when there are none.
+	Collector       *Usage `json:"collector,omitempty"`
 	TimedOut        bool   `json:"timed_out"`
 	Cancelled       bool   `json:"cancelled"`
 	CleanupComplete bool   `json:"cleanup_complete"`
@@ -121,6 +137,21 @@ type ProcessInfo struct {
 	// "<redacted>" in the stored output (broker.Result.Redacted). Never the
 	// values.
 	RedactedEnv []string `json:"redacted_env,omitempty"`
+	// StartedAt is when the broker started the command (just before the
+	// fork); WallTimeNs runs from there.
+	StartedAt *time.Time `json:"started_at,omitempty"`
+}
+
+// Usage is the resource use of the processes a run started above its
+// workload (see ProcessInfo).
+type Usage struct {
+	// Processes names them, outermost first: ["py-spy"], ["bwrap", "perf"].
+	Processes     []string `json:"processes"`
+	UserTimeNs    int64    `json:"user_time_ns"`
+	SystemTimeNs  int64    `json:"system_time_ns"`
+	CPUSource     string   `json:"cpu_source"`
+	PeakRSSBytes  int64    `json:"peak_rss_bytes"`
+	PeakRSSSource string   `json:"peak_rss_source"`
 }
 
 // ValidationInfo records the oracle run that decided validation_status.

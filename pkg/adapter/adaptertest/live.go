@@ -112,3 +112,40 @@ func (l *Live) CheckLimitations(t testing.TB) {
 		}
 	}
 }
+
+// CheckWrappedUsage checks the resource figures of a run whose collector
+// (named collector, as in /proc/<pid>/comm) launched the workload: the
+// peak RSS is the workload's (at least minRSS, which the workload
+// allocates and touches), the CPU time is split exactly, and the
+// collector's own use is recorded apart, below the workload's peak.
+func CheckWrappedUsage(t testing.TB, p *run.ProcessInfo, minRSS int64, collector string) {
+	t.Helper()
+	if p == nil {
+		t.Fatal("the run has no process facts")
+	}
+	t.Logf("workload %q: peak RSS %d KiB (%s), user %v sys %v (%s)", p.Processes, p.PeakRSSBytes>>10, p.PeakRSSSource,
+		time.Duration(p.UserTimeNs), time.Duration(p.SystemTimeNs), p.CPUSource)
+	if p.PeakRSSBytes < minRSS {
+		t.Errorf("workload peak RSS %d bytes (%s), want >= %d: the workload's, not the collector's", p.PeakRSSBytes, p.PeakRSSSource, minRSS)
+	}
+	if p.UserTimeNs+p.SystemTimeNs <= 0 || p.CPUSource != broker.CPUProcStat {
+		t.Errorf("workload CPU %d+%d ns from %q, want > 0 from %q", p.UserTimeNs, p.SystemTimeNs, p.CPUSource, broker.CPUProcStat)
+	}
+	c := p.Collector
+	if c == nil {
+		t.Fatal("the collector's own use is not recorded")
+	}
+	t.Logf("collector %q: peak RSS %d KiB (%s), user %v sys %v (%s)", c.Processes, c.PeakRSSBytes>>10, c.PeakRSSSource,
+		time.Duration(c.UserTimeNs), time.Duration(c.SystemTimeNs), c.CPUSource)
+	if len(c.Processes) == 0 || c.Processes[len(c.Processes)-1] != collector {
+		t.Errorf("collector processes %q, want %s last", c.Processes, collector)
+	}
+	if c.PeakRSSBytes <= 0 || c.PeakRSSBytes >= p.PeakRSSBytes {
+		t.Errorf("collector peak RSS %d bytes (%s), want its own, below the workload's %d", c.PeakRSSBytes, c.PeakRSSSource, p.PeakRSSBytes)
+	}
+	for _, n := range p.Processes {
+		if n == collector {
+			t.Errorf("the workload's figures cover the collector too: %q", p.Processes)
+		}
+	}
+}

@@ -93,3 +93,59 @@ func TestLiveCapture(t *testing.T) {
 	total, samples := p.Totals(0)
 	t.Logf("perf %s, event %s: %d samples, hot_loop flat %d of %d", r.Plan.Capability.Version, p.Events[0], samples, rows[0].Flat, total)
 }
+
+// holdC touches a 64 MiB buffer and holds it a while (so that sampling
+// every 20 ms sees the peak on a loaded machine; no duration is asserted).
+const holdC = `#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int main(void) {
+	size_t n = (size_t)64 << 20;
+	char *b = malloc(n);
+	if (!b)
+		return 1;
+	memset(b, 1, n);
+	struct timespec t = {1, 500000000};
+	nanosleep(&t, NULL);
+	printf("%d\n", b[n / 2]);
+	return 0;
+}
+`
+
+// TestLiveWorkloadResources: under perf record the run's peak RSS is the
+// workload's, and perf's own use is recorded apart.
+func TestLiveWorkloadResources(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live capture")
+	}
+	a := New()
+	if c := a.Probe(context.Background()); c.Status != adapter.Available && c.Status != adapter.Degraded {
+		adaptertest.Unable(t, "perf cannot sample here: status %s, facts %v, remediation %q", c.Status, c.Facts, c.Remediation)
+	}
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		adaptertest.Unable(t, "gcc is not on PATH: the live test compiles its workload")
+	}
+	project := t.TempDir()
+	src := filepath.Join(project, "hold.c")
+	os.WriteFile(src, []byte(holdC), 0o644)
+	if out, err := exec.Command(gcc, "-O1", "-o", filepath.Join(project, "hold"), src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	toml := "schema_version = 1\n[workloads.hold]\nargv = [\"./hold\"]\ntimeout_seconds = 60\n"
+	l := adaptertest.Capture(t, project, toml, "hold", Name, process.New(), a)
+	r := l.Result
+	if r.Run.ExecutionStatus != run.ExecSucceeded {
+		stderr := l.Stderr()
+		if strings.Contains(stderr, "perf_event_open") || strings.Contains(stderr, "ermission") {
+			adaptertest.Unable(t, "perf record was refused by the kernel although the probe said %s: %s", r.Plan.Capability.Status, stderr)
+		}
+		t.Fatalf("run %s: %+v\nstderr:\n%s", r.Run.ExecutionStatus, r.Run.Error, stderr)
+	}
+	adaptertest.CheckWrappedUsage(t, r.Run.Process, 64<<20, "perf")
+	if p := r.Run.Process; len(p.Processes) != 1 || p.Processes[0] != "hold" {
+		t.Errorf("workload processes %q, want [hold]", p.Processes)
+	}
+}

@@ -80,3 +80,37 @@ func TestLiveCapture(t *testing.T) {
 	_, samples := p.Totals(idx)
 	t.Logf("py-spy %s (%s): burn flat %d of %d samples", r.Plan.Capability.Version, p.Producer, rows[0].Flat, samples)
 }
+
+// holdPy touches a 64 MiB buffer and holds it a while (so that sampling
+// every 20 ms sees the peak on a loaded machine; no duration is asserted).
+const holdPy = `import time
+b = bytearray(64 << 20)
+for i in range(0, len(b), 4096):
+    b[i] = 1
+sum(i * i for i in range(300000))
+time.sleep(1.5)
+`
+
+// TestLiveWorkloadResources: under py-spy the run's peak RSS and CPU time
+// are the Python workload's, and py-spy's own are recorded apart.
+func TestLiveWorkloadResources(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live capture")
+	}
+	a := New()
+	if c := a.Probe(context.Background()); c.Status != adapter.Available && c.Status != adapter.Degraded {
+		adaptertest.Unable(t, "py-spy cannot sample here: status %s, facts %v, remediation %q", c.Status, c.Facts, c.Remediation)
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		adaptertest.Unable(t, "python3 is not on PATH")
+	}
+	project := t.TempDir()
+	os.WriteFile(filepath.Join(project, "hold.py"), []byte(holdPy), 0o644)
+	toml := "schema_version = 1\n[workloads.hold]\nargv = [\"python3\", \"hold.py\"]\ntimeout_seconds = 60\n"
+	l := adaptertest.Capture(t, project, toml, "hold", Name, process.New(), a)
+	r := l.Result
+	if r.Run.ExecutionStatus != run.ExecSucceeded {
+		t.Fatalf("run %s: %+v\nstderr:\n%s", r.Run.ExecutionStatus, r.Run.Error, l.Stderr())
+	}
+	adaptertest.CheckWrappedUsage(t, r.Run.Process, 64<<20, "py-spy")
+}
