@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/flameox/flameox/pkg/config"
 	"github.com/flameox/flameox/pkg/evidence/schema"
@@ -148,6 +149,9 @@ type ExtractInput struct {
 	// Limits bound what decoding the payload may allocate (the
 	// workspace's [limits]); zero fields take their defaults.
 	Limits config.Limits
+	// Started is when the run's command started (the broker's clock just
+	// before the fork); zero for imports and runs recorded without it.
+	Started time.Time
 }
 
 // Extraction reports what an extractor published.

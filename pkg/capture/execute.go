@@ -468,6 +468,10 @@ func outcome(res *broker.Result, err error) (string, *run.ProcessInfo, *fault.Er
 		TimedOut: res.TimedOut, Cancelled: res.Cancelled, CleanupComplete: res.CleanupComplete, Killed: res.Killed,
 		StdoutBytes: res.Stdout.Total, StderrBytes: res.Stderr.Total, OutputTruncated: res.Stdout.Truncated || res.Stderr.Truncated,
 		Leftover: res.Leftover, RedactedEnv: res.Redacted}
+	if !res.Start.IsZero() {
+		start := res.Start.UTC()
+		p.StartedAt = &start
+	}
 	usageOf(p, res)
 	switch {
 	case res.TimedOut:

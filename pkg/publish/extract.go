@@ -31,6 +31,9 @@ func (p *Publisher) extract(ctx context.Context, m *run.Manifest, reg run.Regist
 	}
 	in := adapter.ExtractInput{RunID: m.RunID, ArtifactID: reg.ArtifactID, Kind: reg.Kind, Producer: reg.Producer, Path: path, Head: head,
 		Limits: p.WS.Config.Limits}
+	if m.Process != nil && m.Process.StartedAt != nil {
+		in.Started = *m.Process.StartedAt
+	}
 	var out []corpus.Extraction
 	for _, e := range p.Extractors {
 		if !e.Accepts(in) {

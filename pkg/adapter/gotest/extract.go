@@ -108,6 +108,11 @@ func extract(ctx context.Context, in adapter.ExtractInput, sink adapter.Sink) (*
 		if err := w.tests(s); err != nil {
 			return &p.t, w.n, err
 		}
+		run, build, err := w.phases(s, in.Started)
+		if err != nil {
+			return &p.t, w.n, err
+		}
+		p.t.runTimes, p.t.buildTimes = p.t.runTimes+b2i(run), p.t.buildTimes+b2i(build)
 	}
 	return &p.t, w.n, nil
 }
@@ -138,7 +143,22 @@ func limitations(t *tally) []string {
 	if len(t.suites) > 0 {
 		lim = append(lim, "test counts include subtests; benchmarks report no pass events and are not counted as tests")
 	}
+	if t.runTimes > 0 {
+		lim = append(lim, "gotest.run_time is each package's test binary run (from go test's start event to the package's pass or fail); process.wall_time is the whole go test command, compilation included")
+	}
+	if t.buildTimes > 0 {
+		lim = append(lim, "gotest.build_time runs from the command's start to the package's start event: building, vetting and linking the test binary (or finding it in go's build cache) and, with several packages, waiting for others")
+	} else if t.runTimes > 0 {
+		lim = append(lim, "the command's start is unknown (an imported stream), so no gotest.build_time was recorded")
+	}
 	return lim
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 var _ adapter.Extractor = (*BenchExtractor)(nil)

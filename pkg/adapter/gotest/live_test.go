@@ -51,7 +51,7 @@ func TestLiveCapture(t *testing.T) {
 	path := ws.Root + "/" + stdout.PayloadPath
 	head, _ := os.ReadFile(path)
 	in := adapter.ExtractInput{RunID: m.RunID, ArtifactID: stdout.ArtifactID, Kind: stdout.Kind, Producer: stdout.Producer,
-		Path: path, Head: head[:min(len(head), 4096)]}
+		Path: path, Head: head[:min(len(head), 4096)], Started: *m.Process.StartedAt}
 	e := &BenchExtractor{}
 	if !e.Accepts(in) || !isStream(head) {
 		t.Fatalf("stdout is not an accepted test2json stream: %.300s", head)
@@ -64,9 +64,9 @@ func TestLiveCapture(t *testing.T) {
 	t.Logf("run limitations: %q\nextraction limitations: %q", m.Limitations, x.Limitations)
 	rows := sink.Rows(t, "measurements")
 	// 2 benchmarks x 3 sizes x 3 counts = 18 results, 3 units each, plus
-	// the 3 test counts of the package.
-	if x.Rows["measurements"] != 18*3+3 || len(rows) != 18*3+3 {
-		t.Fatalf("%v rows (%d read back), want %d", x.Rows, len(rows), 18*3+3)
+	// the 3 test counts and the build and run times of the package.
+	if x.Rows["measurements"] != 18*3+5 || len(rows) != 18*3+5 {
+		t.Fatalf("%v rows (%d read back), want %d", x.Rows, len(rows), 18*3+5)
 	}
 	perUnit := map[string]int{}
 	mean := map[string]float64{}
@@ -79,7 +79,7 @@ func TestLiveCapture(t *testing.T) {
 			}
 		}
 	}
-	if perUnit["sec/op"] != 18 || perUnit["B/op"] != 18 || perUnit["allocs/op"] != 18 || perUnit["count"] != 3 {
+	if perUnit["sec/op"] != 18 || perUnit["B/op"] != 18 || perUnit["allocs/op"] != 18 || perUnit["count"] != 3 || perUnit["ns"] != 2 {
 		t.Fatalf("rows per unit %v", perUnit)
 	}
 	for _, n := range []string{"32768", "65536", "131072"} {
@@ -141,5 +141,57 @@ func TestLiveNothingRan(t *testing.T) {
 				t.Fatalf("exit %d %q, want 1 saying %q", code, why, tt.want)
 			}
 		})
+	}
+}
+
+// TestLiveDefaultCapture: a default capture of benchmarks runs plain go
+// test (no profile, no coverage, nothing but stdout registered), passes
+// the adapter's check, and its stream splits the command into the build
+// of the test binary and its run.
+func TestLiveDefaultCapture(t *testing.T) {
+	project := liveProject(t)
+	toml := strings.Replace(liveToml, "options = { profiles = \"cpu,mem\", coverage = \"true\" }\n", "", 1)
+	l := adaptertest.Capture(t, project, toml, "bench", Name, process.New(), New())
+	m := l.Result.Run
+	if m.ExecutionStatus != run.ExecSucceeded || m.ValidationStatus != run.ValidationPassed {
+		t.Fatalf("run %s, validation %s %+v: %v", m.ExecutionStatus, m.ValidationStatus, m.Validation, m.Error)
+	}
+	for _, a := range m.Command.Argv {
+		if strings.Contains(a, "profile") || strings.HasPrefix(a, "-cover") || strings.HasPrefix(a, "-o=") {
+			t.Errorf("the default capture ran %q", m.Command.Argv)
+		}
+	}
+	for name := range l.Regs {
+		if name != "stdout.txt" && name != "stderr.txt" {
+			t.Errorf("the default capture registered %s", name)
+		}
+	}
+	if strings.Contains(strings.Join(m.Limitations, " "), "perturbed") {
+		t.Errorf("an uninstrumented capture says it is perturbed: %q", m.Limitations)
+	}
+	stdout := l.Regs["stdout.txt"]
+	in := adapter.ExtractInput{RunID: m.RunID, ArtifactID: stdout.ArtifactID, Path: l.Path(stdout), Started: *m.Process.StartedAt}
+	in.Head, _ = os.ReadFile(in.Path)
+	sink := newSink(t)
+	x, err := (&BenchExtractor{}).Extract(context.Background(), in, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	phase := map[string]int64{}
+	for _, r := range sink.Rows(t, "measurements") {
+		if n := r["name"].(string); strings.HasPrefix(n, "gotest.") && strings.HasSuffix(n, "_time") {
+			if r["unit"] != "ns" || r["subject"] != "example.com/reversescan" || r["scope"] != "test_suite" {
+				t.Errorf("phase row %v", r)
+			}
+			phase[n] = r["value_int"].(int64)
+		}
+	}
+	build, ok1 := phase["gotest.build_time"]
+	runT, ok2 := phase["gotest.run_time"]
+	if !ok1 || !ok2 || build <= 0 || runT <= 0 || runT >= m.Process.WallTimeNs {
+		t.Fatalf("phases %v (wall %d ns): want a build and a run, the run inside the command; limitations %q", phase, m.Process.WallTimeNs, x.Limitations)
+	}
+	if !strings.Contains(strings.Join(x.Limitations, " "), "compilation included") {
+		t.Errorf("the extraction does not say what process.wall_time includes: %q", x.Limitations)
 	}
 }

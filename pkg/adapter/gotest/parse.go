@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"time"
 
 	"golang.org/x/perf/benchfmt"
 )
@@ -25,6 +26,7 @@ type event struct {
 	ImportPath string `json:"ImportPath"`
 	Test       string `json:"Test"`
 	Output     string `json:"Output"`
+	Time       string `json:"Time"` // RFC 3339; parsed only where used
 }
 
 // suite counts one package's test events.
@@ -32,20 +34,25 @@ type suite struct {
 	pkg                     string
 	passed, failed, skipped int64
 	outcome                 string // the package's own pass | fail | skip, if reported
+	// start is the Time of the package's "start" event (go test is about
+	// to run its test binary), end that of its own pass, fail or skip.
+	start, end time.Time
 }
 
 // tally is what a parse found, beside the rows it emitted.
 type tally struct {
-	results   int // benchmark results emitted
-	values    int // values emitted (one row each)
-	syntax    int // benchfmt syntax errors
-	firstErr  string
-	badIters  int // results with an iteration count < 1, skipped
-	nonFinite int // NaN or ±Inf values, skipped
-	dupUnits  int // a unit repeated within one result, skipped
-	longLines int // lines over maxLine, skipped
-	notEvents int // lines of a test2json stream that are not events
-	suites    []*suite
+	results    int // benchmark results emitted
+	values     int // values emitted (one row each)
+	syntax     int // benchfmt syntax errors
+	firstErr   string
+	badIters   int // results with an iteration count < 1, skipped
+	nonFinite  int // NaN or ±Inf values, skipped
+	dupUnits   int // a unit repeated within one result, skipped
+	longLines  int // lines over maxLine, skipped
+	notEvents  int // lines of a test2json stream that are not events
+	runTimes   int // packages with a gotest.run_time row
+	buildTimes int // packages with a gotest.build_time row
+	suites     []*suite
 }
 
 // result is one benchmark result, as emitted to the row writer.
@@ -127,9 +134,11 @@ func (p *parser) stream(r io.Reader) error {
 func (p *parser) count(s *suite, ev event) {
 	outcome := map[string]string{"pass": "passed", "fail": "failed", "skip": "skipped"}[ev.Action]
 	switch {
+	case ev.Action == "start" && ev.Test == "" && s.start.IsZero():
+		s.start = eventTime(ev.Time)
 	case outcome == "":
 	case ev.Test == "":
-		s.outcome = outcome
+		s.outcome, s.end = outcome, eventTime(ev.Time)
 	case outcome == "passed":
 		s.passed++
 	case outcome == "failed":
@@ -137,6 +146,15 @@ func (p *parser) count(s *suite, ev event) {
 	default:
 		s.skipped++
 	}
+}
+
+// eventTime parses a test2json Time, or returns the zero time.
+func eventTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 // text parses plain benchmark text with benchfmt; pkg is the default

@@ -3,6 +3,7 @@ package gotest
 import (
 	"bytes"
 	"strconv"
+	"time"
 
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/digest"
@@ -104,4 +105,39 @@ func (r *rows) tests(s *suite) error {
 		}
 	}
 	return nil
+}
+
+// phases writes, for one package of a test2json stream, gotest.run_time:
+// its test binary's run, from the package's "start" event to its own pass,
+// fail or skip (both stamped by the go command); and, when the command's
+// start is known, gotest.build_time: from that start to the "start" event
+// (building, vetting and linking the test binary or finding it in the
+// cache, and, with several packages, waiting for others). It reports which
+// it wrote.
+func (r *rows) phases(s *suite, started time.Time) (run, build bool, err error) {
+	if s.start.IsZero() {
+		return false, false, nil
+	}
+	write := func(name string, d time.Duration) error {
+		id, err := digest.Of(map[string]any{"run_id": r.runID, "artifact_id": r.art, "package": clean(s.pkg), "name": name})
+		if err != nil {
+			return err
+		}
+		n := int64(d)
+		return r.write(schema.Measurement{ID: id, Name: name, Unit: "ns", Aggregation: "value", Scope: "test_suite",
+			Subject: clean(s.pkg), Outcome: s.outcome, WorkerID: clean(s.pkg), Int: &n})
+	}
+	if !s.end.IsZero() && !s.end.Before(s.start) {
+		if err := write("gotest.run_time", s.end.Sub(s.start)); err != nil {
+			return false, false, err
+		}
+		run = true
+	}
+	if !started.IsZero() && !s.start.Before(started) {
+		if err := write("gotest.build_time", s.start.Sub(started)); err != nil {
+			return run, false, err
+		}
+		build = true
+	}
+	return run, build, nil
 }
