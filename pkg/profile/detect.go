@@ -14,6 +14,15 @@ const speedscopeSchema = "https://www.speedscope.app/file-format-schema.json"
 // a file name, and it answers FormatUnknown rather than guess: Chrome trace
 // JSON, other JSON, and text in which any complete line fits neither perf
 // script nor "stack count" are unknown. Parse re-checks the whole input.
+//
+// The checks run from the strictest to the loosest, each refusing what an
+// earlier one claims, so that no format is mistaken for another: pprof
+// protobuf (binary whose every top-level field is a Profile field), the
+// legacy pprof formats (the binary CPU header, or a first line that
+// pprof's legacy parsers recognise), speedscope JSON, perf script (which
+// also refuses text with legacy pprof lines: "heap profile:" headers,
+// "--- " sections, "@ 0x…" stacks, percentage columns), then collapsed
+// stacks.
 func Detect(head []byte) Format {
 	return detect(head, true)
 }
@@ -29,15 +38,19 @@ func detect(head []byte, lookInsideGzip bool) Format {
 		inner, _ := io.ReadAll(io.LimitReader(gzipReader(head), 1<<20))
 		return detect(inner, false)
 	}
-	if isJSONObject(head) && isText(head) {
-		if looksSpeedscope(head) {
-			return FormatSpeedscope
-		}
+	text := isText(head)
+	if !text && looksProtobuf(head) {
+		return FormatPprof
+	}
+	if legacyVariant(head) != "" {
+		return FormatPprofLegacy
+	}
+	if !text {
 		return FormatUnknown
 	}
-	if !isText(head) {
-		if looksProtobuf(head) {
-			return FormatPprof
+	if isJSONObject(head) {
+		if looksSpeedscope(head) {
+			return FormatSpeedscope
 		}
 		return FormatUnknown
 	}

@@ -26,6 +26,10 @@ var perfHeader = sync.OnceValue(func() *regexp.Regexp {
 		`^(\S.*?)\s+(\d+)(?:/(\d+))?\s+(?:\[(\d+)\]\s+)?(?:(\d+\.\d+):\s+)?(?:(\d+)\s+)?(\S+):(?:\s+(.*))?$`)
 })
 
+// percentRow matches a report row that starts with a percentage
+// ("  45.00%  prog  libc.so  [.] memcpy", pprof's "%  …" columns).
+var percentRow = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*-?\d+(?:\.\d+)?%(?:\s|$)`) })
+
 // perfFrameStart matches the start of an indented callchain line.
 var perfFrameStart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s+[0-9a-fA-F]+(\s|$)`) })
 
@@ -45,7 +49,16 @@ func trimOffset(sym string) string {
 
 // looksPerf: the first line that is not a comment or blank is a sample
 // header, and the line after it is blank, indented (a frame) or a header.
+// Text with a line of a legacy pprof profile or of a report (a percentage
+// column) is not perf script, whatever its first lines look like: a heap
+// profile's "1: 524288 [3: 1572864] @ 0x420cef …" would otherwise pass as
+// a header of event "[3".
 func looksPerf(lines []string) bool {
+	for _, l := range lines {
+		if looksLegacyLine(l) || percentRow().MatchString(l) {
+			return false
+		}
+	}
 	for i, l := range lines {
 		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
 			continue

@@ -1,6 +1,10 @@
 // Package profile imports CPU profiles from the collectors people already use
-// (pprof protobuf, `perf script` text, speedscope JSON and folded/collapsed
-// stacks) into one data model: pprof's own, github.com/google/pprof/profile.
+// (pprof protobuf, the legacy formats `go tool pprof` also reads, `perf
+// script` text, speedscope JSON and folded/collapsed stacks) into one data
+// model: pprof's own, github.com/google/pprof/profile. The legacy formats
+// (heap, growth, contention, thread and count text, Java profiles, the
+// gperftools binary CPU profile) are read by that package's Parse itself,
+// after a bounded pre-pass (legacy.go).
 //
 // Why one model, and why pprof's: flameox must agree exactly with
 // `go tool pprof` on the same data. Converting every format into a
@@ -59,6 +63,11 @@ const (
 	FormatSpeedscope Format = "speedscope"
 	FormatCollapsed  Format = "collapsed"
 )
+
+// FormatPprofLegacy is every format pprof reads besides its protobuf:
+// legacy heap, growth, contention, thread and count text, Java profiles
+// and the gperftools binary CPU profile (legacy.go).
+const FormatPprofLegacy Format = "pprof-legacy"
 
 // detectPrefix is how much of the input Parse looks at to choose a parser.
 const detectPrefix = 64 << 10
@@ -217,6 +226,11 @@ func Parse(r io.Reader, opts Options) (*Profile, error) {
 		p, err = parseCollapsedReader(body, lim)
 	case f == FormatPprof:
 		p, err = readPprof(body, lim)
+	case f == FormatPprofLegacy:
+		var data []byte
+		if data, err = readAll(body, limit); err == nil {
+			p, err = parseLegacy(data, lim)
+		}
 	case f == FormatSpeedscope || isJSONObject(head) && len(head) >= detectPrefix:
 		var data []byte
 		data, err = readAll(body, limit)
@@ -246,7 +260,7 @@ func Parse(r io.Reader, opts Options) (*Profile, error) {
 
 func unknownFormat() *ParseError {
 	return &ParseError{Format: FormatUnknown, Offset: 0, Err: ErrUnknownFormat,
-		Reason: "not pprof, perf script, speedscope or collapsed stacks"}
+		Reason: "not pprof (protobuf or legacy), perf script, speedscope or collapsed stacks"}
 }
 
 // readAll reads r whole; r fails by itself past limit (cappedReader), so
@@ -356,8 +370,8 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
-// parsePprof decodes a protobuf profile. Legacy pprof text formats are not
-// accepted: they are detected as text and rejected as unknown.
+// parsePprof decodes a protobuf profile. Legacy formats are read by
+// parseLegacy (legacy.go).
 func parsePprof(data []byte) (p *Profile, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -368,10 +382,16 @@ func parsePprof(data []byte) (p *Profile, err error) {
 	if perr != nil {
 		return nil, &ParseError{Format: FormatPprof, Offset: -1, Err: perr, Reason: "not a valid pprof protobuf: " + perr.Error()}
 	}
+	return fromPprof(pp, FormatPprof)
+}
+
+// fromPprof is the one path from pprof's decoded model to a Profile, for
+// the protobuf and for the legacy formats alike.
+func fromPprof(pp *profile.Profile, f Format) (*Profile, error) {
 	if len(pp.SampleType) == 0 {
-		return nil, failf(FormatPprof, 0, "protobuf has no sample types")
+		return nil, failf(f, 0, "profile has no sample types")
 	}
-	out := &Profile{P: pp, Format: FormatPprof, Producer: pprofProducer(pp)}
+	out := &Profile{P: pp, Format: f, Producer: pprofProducer(pp)}
 	unsymbolized := 0
 	for _, l := range pp.Location {
 		if len(l.Line) == 0 || l.Line[0].Function == nil || l.Line[0].Function.Name == "" {
