@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/fault"
@@ -226,12 +228,56 @@ func checkExtract(t *testing.T, data []byte) {
 		}
 		return
 	}
-	if want := int64(tl.values + 3*len(tl.suites)); n != want || int64(len(sink.Rows(t, "measurements"))) != n {
+	if want := int64(tl.values + 3*len(tl.suites) + tl.runTimes + tl.buildTimes); n != want || int64(len(sink.Rows(t, "measurements"))) != n {
 		t.Fatalf("%d rows reported, %d parsed", n, want)
 	}
 	if !isStream(data) {
 		if res, vals, _ := independent(string(data)); res != tl.results || vals != tl.values {
 			t.Fatalf("results %d values %d, independent %d %d", tl.results, tl.values, res, vals)
+		}
+	}
+}
+
+// TestPhases: the test binary's run spans the package's start event to its
+// own pass; the build spans the command's start to that start event, and
+// is not recorded when the start is unknown (an import).
+func TestPhases(t *testing.T) {
+	stream := `{"Time":"2026-12-01T11:42:43.343652932Z","Action":"start","Package":"example.com/p"}
+{"Time":"2026-12-01T11:42:43.348422378Z","Action":"run","Package":"example.com/p","Test":"TestX"}
+{"Time":"2026-12-01T11:42:43.349000000Z","Action":"pass","Package":"example.com/p","Test":"TestX","Elapsed":0}
+{"Time":"2026-12-01T11:42:43.388846706Z","Action":"pass","Package":"example.com/p","Elapsed":0.045}
+`
+	path := filepath.Join(t.TempDir(), "stdout.txt")
+	os.WriteFile(path, []byte(stream), 0o644)
+	started, _ := time.Parse(time.RFC3339Nano, "2026-12-01T11:42:42.343652932Z")
+	for _, tt := range []struct {
+		started time.Time
+		want    map[string]int64
+	}{
+		{started, map[string]int64{"gotest.build_time": 1e9, "gotest.run_time": 45193774}},
+		{time.Time{}, map[string]int64{"gotest.run_time": 45193774}},
+	} {
+		sink := newSink(t)
+		in := adapter.ExtractInput{RunID: "r", ArtifactID: "a", Path: path, Head: []byte(stream), Started: tt.started}
+		x, err := (&BenchExtractor{}).Extract(context.Background(), in, sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int64{}
+		for _, r := range sink.Rows(t, "measurements") {
+			if strings.HasSuffix(r["name"].(string), "_time") {
+				got[r["name"].(string)] = r["value_int"].(int64)
+				if r["subject"] != "example.com/p" || r["unit"] != "ns" || r["outcome"] != "passed" {
+					t.Errorf("row %v", r)
+				}
+			}
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("started %v: %v, want %v", tt.started, got, tt.want)
+		}
+		lim := strings.Join(x.Limitations, " ")
+		if !strings.Contains(lim, "compilation included") || tt.started.IsZero() != strings.Contains(lim, "no gotest.build_time") {
+			t.Errorf("started %v: limitations %q", tt.started, x.Limitations)
 		}
 	}
 }
