@@ -1,8 +1,9 @@
 // Package pprof is the adapter for CPU and memory profiles in any format
-// flameox reads (pprof protobuf, `perf script` text, speedscope JSON,
-// collapsed stacks): it validates and opens them in their native viewers,
-// and its extractor turns them into frames, frame measurements, call edges
-// and representative stacks, using pprof's own data model and its
+// flameox reads (pprof protobuf and every legacy format `go tool pprof`
+// reads, `perf script` text, speedscope JSON, collapsed stacks): it
+// validates and opens them in their native viewers, and its extractor
+// turns them into frames, frame measurements, call edges and
+// representative stacks, using pprof's own data model and its
 // function-granularity naming (pkg/profile), so every number agrees with
 // `go tool pprof -top` on the same file.
 //
@@ -61,7 +62,7 @@ func (*Adapter) Validate(path string, decl adapter.ArtifactDecl) error {
 	head := make([]byte, 64<<10)
 	n, _ := f.Read(head)
 	if profile.Detect(head[:n]) == profile.FormatUnknown {
-		return fault.New(fault.ArtifactParseFailed, "%s is not a profile format flameox reads (pprof, perf script, speedscope, collapsed stacks)", path)
+		return fault.New(fault.ArtifactParseFailed, "%s is not a profile format flameox reads (pprof protobuf or legacy, perf script, speedscope, collapsed stacks)", path)
 	}
 	return nil
 }
@@ -76,7 +77,7 @@ func (*Adapter) Viewer(path, kind string) (*adapter.Viewer, error) {
 	n, _ := f.Read(head)
 	f.Close()
 	switch profile.Detect(head[:n]) {
-	case profile.FormatPprof:
+	case profile.FormatPprof, profile.FormatPprofLegacy:
 		return &adapter.Viewer{Tool: "go tool pprof", Argv: []string{"go", "tool", "pprof", "-http=localhost:0", path},
 			Note: "serves the interactive pprof UI on a local port"}, nil
 	case profile.FormatSpeedscope, profile.FormatCollapsed, profile.FormatPerfScript:

@@ -18,10 +18,12 @@ import (
 // frame_index 0..n-1; per metric, thread and process one row per frame
 // with ranks 1..n in |self| order, each naming its frame's frame_index;
 // and profile.frames equal to those rows. Seeds are the small profile
-// fixtures (the large one is too slow to mutate).
+// fixtures (the large one is too slow to mutate), legacy ones included.
 func FuzzExtract(f *testing.F) {
 	for _, name := range []string{"google-pprof__sample.cpu.pb.gz", "parca__alloc_objects.pb.gz", "parca__fgprof.pb.gz",
-		"parca__profile-with-labels.pb.gz", "speedscope__rust-mangled.linux-perf.txt", "self-driving-sim__py-spy-0.4.1.speedscope.json"} {
+		"parca__profile-with-labels.pb.gz", "speedscope__rust-mangled.linux-perf.txt", "self-driving-sim__py-spy-0.4.1.speedscope.json",
+		"google-pprof/profile__gobench.heap", "google-pprof/profile__java.cpu", "google-pprof/profile__cppbench.contention",
+		"google-pprof/profile__go.crc32.cpu"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "profile", "testdata", name))
 		if err != nil {
 			f.Fatal(err)
