@@ -14,6 +14,7 @@ import (
 	"github.com/flameox/flameox/pkg/broker"
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/internal/testenv"
 	"github.com/flameox/flameox/pkg/profile/pproftest"
 	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/query"
@@ -122,10 +123,7 @@ func TestHotspotsMatchGoToolPprof(t *testing.T) {
 func sharedFixture(t *testing.T, rel string) string {
 	p := filepath.Join("..", "..", "..", "shared", "fixtures", rel)
 	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("fixture %s missing: %v", rel, err)
-		}
-		t.Skipf("fixture %s not available", rel)
+		testenv.Unable(t, "shared fixtures", "absent", "%v", err)
 	}
 	return p
 }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/flameox/flameox/pkg/internal/testenv"
 )
 
 // belowSelf filters a full /proc scan to the processes below pid by ppid
@@ -40,7 +42,7 @@ func TestDescendantsMatchFullScan(t *testing.T) {
 		t.Fatalf("subreaper: %v", err)
 	}
 	if _, ok := childrenOf(os.Getpid(), make([]byte, 4096)); !ok {
-		t.Skip("this kernel has no /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN); the broker falls back to a full scan")
+		testenv.Skip(t, "/proc children lists", "missing", "this kernel has no /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN); the broker falls back to a full scan")
 	}
 	// sh forks a setsid sleeper and a sub-shell that forks another sleeper
 	// and exits, orphaning it onto us.

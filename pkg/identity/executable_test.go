@@ -13,16 +13,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flameox/flameox/pkg/internal/testenv"
 )
 
 // buildC compiles a tiny C program with a GNU build id into dir.
 func buildC(t *testing.T, dir, name string) string {
 	t.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("gcc is not installed (cgo for DuckDB needs it too)")
-		}
-		t.Skip("gcc not installed")
+		testenv.Unable(t, "gcc", "not installed", "cgo for DuckDB needs it too")
 	}
 	src := filepath.Join(t.TempDir(), "main.c")
 	if err := os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o644); err != nil {

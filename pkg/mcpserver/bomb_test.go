@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/flameox/flameox/pkg/internal/testenv"
 	"github.com/flameox/flameox/pkg/profile/bombtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -25,12 +26,7 @@ const bombAddressSpace = 4 << 30
 // [limits], the first call killed the server with "fatal error: out of
 // memory".
 func TestImportArtifactBombs(t *testing.T) {
-	if _, err := exec.LookPath("prlimit"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("prlimit (util-linux) missing on CI")
-		}
-		t.Skip("prlimit missing; skipping")
-	}
+	testenv.LookPath(t, "prlimit") // util-linux
 	dir := project(t)
 	cases, err := bombtest.Write(t.TempDir(), true)
 	if err != nil {

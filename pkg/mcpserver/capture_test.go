@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flameox/flameox/pkg/contain"
+	"github.com/flameox/flameox/pkg/internal/testenv"
 	"github.com/flameox/flameox/pkg/lock"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workload"
@@ -52,7 +53,7 @@ func captureProject(t *testing.T, toml string, approve ...string) string {
 		}
 	}
 	if contain.Bwrap() == "" {
-		if os.Getenv("CI") == "true" {
+		if testenv.CI() {
 			t.Fatal("bwrap is not installed (scripts/install-collectors.sh installs it)")
 		}
 		setContainment(t, dir, "preferred")

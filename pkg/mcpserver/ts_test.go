@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flameox/flameox/pkg/internal/testenv"
 	"github.com/flameox/flameox/pkg/mcpserver"
 )
 
@@ -55,15 +56,7 @@ try {
 // TestTypeScriptClient drives the built fox-mcp binary with the TypeScript
 // SDK's stdio client: a schema it rejects would hide every tool from hosts.
 func TestTypeScriptClient(t *testing.T) {
-	ci := os.Getenv("CI") == "true"
-	node, errNode := exec.LookPath("node")
-	npm, errNpm := exec.LookPath("npm")
-	if errNode != nil || errNpm != nil {
-		if ci {
-			t.Fatal("node and npm are not installed (scripts/install-collectors.sh installs them)")
-		}
-		t.Skip("node and npm are not installed")
-	}
+	node, npm := testenv.LookPath(t, "node"), testenv.LookPath(t, "npm")
 	sdkDir := filepath.Join(os.TempDir(), "flameox-mcp-ts-sdk-"+tsSDK)
 	if _, err := os.Stat(filepath.Join(sdkDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
 		os.MkdirAll(sdkDir, 0o755)
@@ -73,10 +66,10 @@ func TestTypeScriptClient(t *testing.T) {
 		cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "@modelcontextprotocol/sdk@"+tsSDK)
 		cmd.Dir = sdkDir
 		if out, err := cmd.CombinedOutput(); err != nil {
-			if ci {
+			if testenv.CI() {
 				t.Fatalf("npm install @modelcontextprotocol/sdk@%s: %v\n%s", tsSDK, err, out)
 			}
-			t.Skipf("npm install @modelcontextprotocol/sdk@%s failed (registry unreachable?): %v", tsSDK, err)
+			testenv.Skip(t, "npm registry", "unreachable", "npm install @modelcontextprotocol/sdk@%s: %v", tsSDK, err)
 		}
 	}
 	goTool, err := exec.LookPath("go")

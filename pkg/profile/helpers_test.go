@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flameox/flameox/pkg/internal/testenv"
 )
 
 // sharedFixtures holds the fixtures that may not be copied into testdata/
@@ -20,10 +22,7 @@ const sharedFixtures = "../../../shared/fixtures"
 func shared(t testing.TB, rel string) string {
 	t.Helper()
 	if _, err := os.Stat(sharedFixtures); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("shared fixtures folder %s missing on CI: %v", sharedFixtures, err)
-		}
-		t.Skipf("shared fixtures folder %s absent; skipping", sharedFixtures)
+		testenv.Unable(t, "shared fixtures", "absent", "%v", err)
 	}
 	p := filepath.Join(sharedFixtures, rel)
 	if _, err := os.Stat(p); err != nil {

@@ -11,20 +11,25 @@ import (
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/broker"
 	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/internal/testenv"
 	"github.com/flameox/flameox/pkg/profile"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workload"
 	"github.com/flameox/flameox/pkg/workspace"
 )
 
-// Unable skips a live test that this machine cannot run, saying exactly
-// why; under CI=true the machine is expected to run it, so it fails.
-func Unable(t testing.TB, format string, args ...any) {
+// Usable skips t (fails it under CI=true) unless the probe found the
+// collector usable here: available or degraded.
+func Usable(t testing.TB, c adapter.Capability) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI=true but: "+format, args...)
+	if c.Status == adapter.Available || c.Status == adapter.Degraded {
+		return
 	}
-	t.Skipf(format, args...)
+	why := string(c.Status)
+	if c.Status == adapter.Unavailable && c.Executable == "" {
+		why = "not installed"
+	}
+	testenv.Unable(t, c.Adapter, why, "facts %v, remediation %q", c.Facts, c.Remediation)
 }
 
 // Live is one real capture through capture.Service.

@@ -11,6 +11,7 @@ import (
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/adapter/adaptertest"
 	"github.com/flameox/flameox/pkg/adapter/process"
+	"github.com/flameox/flameox/pkg/internal/testenv"
 	"github.com/flameox/flameox/pkg/run"
 )
 
@@ -98,9 +99,7 @@ func liveProject(t *testing.T) string {
 		t.Skip("builds and runs real benchmarks")
 	}
 	for _, tool := range []string{"go", "git"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			adaptertest.Unable(t, "%s is not on PATH", tool)
-		}
+		testenv.LookPath(t, tool)
 	}
 	project := t.TempDir()
 	for _, f := range []string{"go.mod", "scan.go", "scan_test.go"} {

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/adapter/adaptertest"
 	"github.com/flameox/flameox/pkg/adapter/process"
+	"github.com/flameox/flameox/pkg/internal/testenv"
 	"github.com/flameox/flameox/pkg/profile"
 	"github.com/flameox/flameox/pkg/run"
 )
@@ -54,13 +54,8 @@ func TestLiveCapture(t *testing.T) {
 		t.Skip("live capture")
 	}
 	a := New()
-	if c := a.Probe(context.Background()); c.Status != adapter.Available && c.Status != adapter.Degraded {
-		adaptertest.Unable(t, "perf cannot sample here: status %s, facts %v, remediation %q", c.Status, c.Facts, c.Remediation)
-	}
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		adaptertest.Unable(t, "gcc is not on PATH: the live test compiles its workload")
-	}
+	adaptertest.Usable(t, a.Probe(context.Background()))
+	gcc := testenv.LookPath(t, "gcc") // the live test compiles its workload
 	project := t.TempDir()
 	src := filepath.Join(project, "hot.c")
 	os.WriteFile(src, []byte(hotC), 0o644)
@@ -73,7 +68,7 @@ func TestLiveCapture(t *testing.T) {
 	if r.Run.ExecutionStatus != run.ExecSucceeded {
 		stderr := l.Stderr()
 		if strings.Contains(stderr, "perf_event_open") || strings.Contains(stderr, "ermission") {
-			adaptertest.Unable(t, "perf record was refused by the kernel although the probe said %s: %s", r.Plan.Capability.Status, stderr)
+			testenv.Unable(t, "perf", "refused by the kernel", "the probe said %s: %s", r.Plan.Capability.Status, stderr)
 		}
 		t.Fatalf("run %s: %+v\nstderr:\n%s", r.Run.ExecutionStatus, r.Run.Error, stderr)
 	}
@@ -121,13 +116,8 @@ func TestLiveWorkloadResources(t *testing.T) {
 		t.Skip("live capture")
 	}
 	a := New()
-	if c := a.Probe(context.Background()); c.Status != adapter.Available && c.Status != adapter.Degraded {
-		adaptertest.Unable(t, "perf cannot sample here: status %s, facts %v, remediation %q", c.Status, c.Facts, c.Remediation)
-	}
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		adaptertest.Unable(t, "gcc is not on PATH: the live test compiles its workload")
-	}
+	adaptertest.Usable(t, a.Probe(context.Background()))
+	gcc := testenv.LookPath(t, "gcc") // the live test compiles its workload
 	project := t.TempDir()
 	src := filepath.Join(project, "hold.c")
 	os.WriteFile(src, []byte(holdC), 0o644)
@@ -140,7 +130,7 @@ func TestLiveWorkloadResources(t *testing.T) {
 	if r.Run.ExecutionStatus != run.ExecSucceeded {
 		stderr := l.Stderr()
 		if strings.Contains(stderr, "perf_event_open") || strings.Contains(stderr, "ermission") {
-			adaptertest.Unable(t, "perf record was refused by the kernel although the probe said %s: %s", r.Plan.Capability.Status, stderr)
+			testenv.Unable(t, "perf", "refused by the kernel", "the probe said %s: %s", r.Plan.Capability.Status, stderr)
 		}
 		t.Fatalf("run %s: %+v\nstderr:\n%s", r.Run.ExecutionStatus, r.Run.Error, stderr)
 	}

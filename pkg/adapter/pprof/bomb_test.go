@@ -11,6 +11,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/internal/testenv"
 	"github.com/flameox/flameox/pkg/profile/bombtest"
 	"github.com/flameox/flameox/pkg/tool/flameox"
 )
@@ -75,12 +76,7 @@ type envelope struct {
 // a correct result, never a crash. Before [limits], the first file killed
 // the import with "fatal error: out of memory" (exit 2, no JSON).
 func TestImportBombCorpus(t *testing.T) {
-	if _, err := exec.LookPath("prlimit"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("prlimit (util-linux) missing on CI")
-		}
-		t.Skip("prlimit missing; skipping")
-	}
+	testenv.LookPath(t, "prlimit") // util-linux
 	files := t.TempDir()
 	cases, err := bombtest.Write(files, testing.Short())
 	if err != nil {

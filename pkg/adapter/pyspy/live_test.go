@@ -3,14 +3,13 @@ package pyspy
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/adapter/adaptertest"
 	"github.com/flameox/flameox/pkg/adapter/process"
+	"github.com/flameox/flameox/pkg/internal/testenv"
 	"github.com/flameox/flameox/pkg/profile"
 	"github.com/flameox/flameox/pkg/run"
 )
@@ -40,12 +39,8 @@ func TestLiveCapture(t *testing.T) {
 		t.Skip("live capture")
 	}
 	a := New()
-	if c := a.Probe(context.Background()); c.Status != adapter.Available && c.Status != adapter.Degraded {
-		adaptertest.Unable(t, "py-spy cannot sample here: status %s, facts %v, remediation %q", c.Status, c.Facts, c.Remediation)
-	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		adaptertest.Unable(t, "python3 is not on PATH")
-	}
+	adaptertest.Usable(t, a.Probe(context.Background()))
+	testenv.LookPath(t, "python3")
 	project := t.TempDir()
 	os.WriteFile(filepath.Join(project, "burn.py"), []byte(burnPy), 0o644)
 	toml := "schema_version = 1\n[workloads.burn]\nargv = [\"python3\", \"burn.py\"]\ntimeout_seconds = 60\n"
@@ -54,7 +49,7 @@ func TestLiveCapture(t *testing.T) {
 	if r.Run.ExecutionStatus != run.ExecSucceeded {
 		stderr := l.Stderr()
 		if strings.Contains(stderr, "ermission") || strings.Contains(stderr, "ptrace") {
-			adaptertest.Unable(t, "py-spy could not read its child although the probe said %s: %s", r.Plan.Capability.Status, stderr)
+			testenv.Unable(t, "py-spy", "could not read its child", "the probe said %s: %s", r.Plan.Capability.Status, stderr)
 		}
 		t.Fatalf("run %s: %+v\nstderr:\n%s", r.Run.ExecutionStatus, r.Run.Error, stderr)
 	}
@@ -98,12 +93,8 @@ func TestLiveWorkloadResources(t *testing.T) {
 		t.Skip("live capture")
 	}
 	a := New()
-	if c := a.Probe(context.Background()); c.Status != adapter.Available && c.Status != adapter.Degraded {
-		adaptertest.Unable(t, "py-spy cannot sample here: status %s, facts %v, remediation %q", c.Status, c.Facts, c.Remediation)
-	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		adaptertest.Unable(t, "python3 is not on PATH")
-	}
+	adaptertest.Usable(t, a.Probe(context.Background()))
+	testenv.LookPath(t, "python3")
 	project := t.TempDir()
 	os.WriteFile(filepath.Join(project, "hold.py"), []byte(holdPy), 0o644)
 	toml := "schema_version = 1\n[workloads.hold]\nargv = [\"python3\", \"hold.py\"]\ntimeout_seconds = 60\n"

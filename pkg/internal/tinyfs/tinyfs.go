@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/flameox/flameox/pkg/internal/testenv"
 )
 
 // FS is a mounted tiny file system.
@@ -79,9 +81,9 @@ func (f *FS) Free(t testing.TB) {
 // from a container's seccomp or LSM profile, which a CI runner may apply).
 func unable(t testing.TB, err error) {
 	t.Helper()
-	if os.Getenv("CI") == "true" && os.Geteuid() == 0 && hasSysAdmin() &&
+	if testenv.CI() && os.Geteuid() == 0 && hasSysAdmin() &&
 		!errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EACCES) {
 		t.Fatalf("CI=true, root with CAP_SYS_ADMIN, yet a tmpfs could not be mounted: %v", err)
 	}
-	t.Skipf("needs a tiny tmpfs to fill, which this machine does not allow (%v): run as root with CAP_SYS_ADMIN to test full-disk behaviour", err)
+	testenv.Skip(t, "tmpfs mount", "not allowed", "needs a tiny tmpfs to fill (%v): run as root with CAP_SYS_ADMIN to test full-disk behaviour", err)
 }

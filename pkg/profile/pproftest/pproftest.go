@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/flameox/flameox/pkg/internal/testenv"
 )
 
 var (
@@ -37,10 +39,7 @@ func (r Row) String() string { return fmt.Sprintf("%q flat=%d cum=%d", r.Name, r
 func Top(t testing.TB, file, sampleType, unit string) []Row {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("go not on PATH")
-		}
-		t.Skip("go not on PATH")
+		testenv.Unable(t, "go", "not on PATH")
 	}
 	cmd := exec.Command("go", "tool", "pprof", "-top", "-nodefraction=0", "-symbolize=none",
 		"-sample_index="+sampleType, "-unit="+unit, file)

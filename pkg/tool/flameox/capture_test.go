@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/internal/testenv"
 	"github.com/flameox/flameox/pkg/lock"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/status"
@@ -385,12 +386,7 @@ func TestKillThenRecover(t *testing.T) {
 }
 
 func TestContainedCapture(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("bwrap is not installed (scripts/install-collectors.sh installs it)")
-		}
-		t.Skip("bwrap is not installed")
-	}
+	testenv.LookPath(t, "bwrap")
 	toml := "schema_version = 1\n[workloads.peek]\nargv = [\"/bin/sh\", \"-c\", \"find .diagnostics -type f | wc -l; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '\"]\ntimeout_seconds = 10\n"
 	dir := captureProject(t, toml, "peek")
 	cfg := filepath.Join(dir, ".diagnostics", "config.toml")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/analysis"
 	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/internal/testenv"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/status"
 )
@@ -161,12 +162,7 @@ options = { profiles = "cpu,mem" }
 func need(t *testing.T, tools ...string) {
 	t.Helper()
 	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is not installed (scripts/install-collectors.sh installs it)", tool)
-			}
-			t.Skipf("%s is not installed", tool)
-		}
+		testenv.LookPath(t, tool)
 	}
 }
 
@@ -198,8 +194,8 @@ int main(void) { cold(); hot_loop(); return 0; }
 	}
 	json.Unmarshal([]byte(mustOK(t, flameox(t, dir, "capabilities", "--json")).stdout), &caps)
 	for _, c := range caps.Adapters {
-		if c.Adapter == "perf" && c.Status != "available" && os.Getenv("CI") != "true" {
-			t.Skipf("perf is %s here", c.Status)
+		if c.Adapter == "perf" && c.Status != "available" {
+			testenv.Unable(t, "perf", c.Status)
 		}
 	}
 	res := runOf(t, mustOK(t, flameox(t, dir, "capture", "run", "perf", "--workload", "hot", "--json")).stdout)
