@@ -108,6 +108,19 @@ type Plan struct {
 	Check string `json:"check,omitempty"`
 }
 
+// ProgressLiner is implemented by adapters whose workload's stdout can
+// tell a person how a long capture is going, e.g. gotest's benchmark
+// results as each one completes. The capture feeds it the stdout lines as
+// they arrive, only when someone is watching (a terminal).
+type ProgressLiner interface {
+	// ProgressLines returns, for one capture, a function that turns each
+	// line of the workload's stdout (without its newline, in order) into
+	// a line for a person, or "" to say nothing. It may keep state across
+	// lines; it must be cheap and never block; the caller escapes what it
+	// prints.
+	ProgressLines() func(line []byte) string
+}
+
 // ResultChecker is implemented by adapters that judge a successful
 // workload's result themselves, beside any oracle the workload declares:
 // a `go test -bench` run whose pattern matched no benchmark exits 0 but

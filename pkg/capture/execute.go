@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -226,9 +227,15 @@ func (s *Service) runWorkload(ctx context.Context, p *prepared, outDir, stage st
 	defer stdout.Close()
 	stderr := &lazyFile{path: filepath.Join(stage, "stderr.txt")}
 	defer stderr.Close()
+	var out io.Writer = stdout
+	if liner, ok := p.ad.(adapter.ProgressLiner); ok && s.Output != nil {
+		t := newLineTee(stdout, liner.ProgressLines(), s.Output)
+		defer t.Close()
+		out = t
+	}
 	return broker.Run(ctx, broker.Spec{
 		Argv: p.plan.Wrapped, Dir: p.inst.Cwd, Env: p.env,
-		Stdout: stdout, Stderr: stderr, StdoutLimit: p.plan.Limits.MaxOutputBytes, StderrLimit: p.plan.Limits.MaxOutputBytes,
+		Stdout: out, Stderr: stderr, StdoutLimit: p.plan.Limits.MaxOutputBytes, StderrLimit: p.plan.Limits.MaxOutputBytes,
 		Timeout: time.Duration(p.plan.Limits.TimeoutNs), Grace: time.Duration(p.plan.Limits.GraceNs),
 		OnStart: onStart, WorkloadDepth: workloadDepth(p),
 	})

@@ -66,6 +66,10 @@ type Service struct {
 	Environ func() []string
 	// Progress, when set, hears each phase of a capture.
 	Progress func(Progress)
+	// Output, when set, hears the lines the adapter derives from the
+	// workload's stdout while it runs (adapter.ProgressLiner: gotest's
+	// benchmark results), for a person watching; never evidence.
+	Output func(line string)
 
 	// afterCopy is a test hook passed to the artifact store.
 	afterCopy func(src string)

@@ -46,6 +46,13 @@ type Live struct {
 // is usually among them).
 func Capture(t testing.TB, project, toml, name, adapterName string, adapters ...adapter.Adapter) *Live {
 	t.Helper()
+	return CaptureWith(t, project, toml, name, adapterName, nil, adapters...)
+}
+
+// CaptureWith is Capture with setup called on the capture service before
+// it executes (e.g. to set its Progress or Output hooks).
+func CaptureWith(t testing.TB, project, toml, name, adapterName string, setup func(*capture.Service), adapters ...adapter.Adapter) *Live {
+	t.Helper()
 	ctx := context.Background()
 	if err := os.WriteFile(filepath.Join(project, workload.FileName), []byte(toml), 0o644); err != nil {
 		t.Fatal(err)
@@ -68,6 +75,9 @@ func Capture(t testing.TB, project, toml, name, adapterName string, adapters ...
 	}
 	svc := &capture.Service{WS: ws, Identity: &capture.IdentityCollector{Runner: broker.Default},
 		Adapters: adapter.NewRegistry(adapters...)}
+	if setup != nil {
+		setup(svc)
+	}
 	r, err := svc.Execute(ctx, capture.PlanRequest{Adapter: adapterName, Workload: name})
 	if err != nil {
 		t.Fatal(err)

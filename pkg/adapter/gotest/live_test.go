@@ -6,11 +6,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/adapter/adaptertest"
 	"github.com/flameox/flameox/pkg/adapter/process"
+	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/internal/testenv"
 	"github.com/flameox/flameox/pkg/run"
 )
@@ -192,5 +194,30 @@ func TestLiveDefaultCapture(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(x.Limitations, " "), "compilation included") {
 		t.Errorf("the extraction does not say what process.wall_time includes: %q", x.Limitations)
+	}
+}
+
+// TestLiveProgress: while a capture runs, the workload's stdout reaches
+// the service's Output hook as one line per benchmark result and one for
+// the package, in order, and the stored stdout is the whole stream.
+func TestLiveProgress(t *testing.T) {
+	project := liveProject(t)
+	toml := "schema_version = 1\n[workloads.w]\nargv = [\"go\", \"test\", \"-run\", \"^$\", \"-bench\", \"DirectSum/n=32768\", \"-benchtime\", \"20x\", \"-count\", \"2\", \".\"]\ntimeout_seconds = 300\nenv = { GOWORK = \"off\" }\n"
+	var mu sync.Mutex
+	var lines []string
+	l := adaptertest.CaptureWith(t, project, toml, "w", Name, func(s *capture.Service) {
+		s.Output = func(line string) { mu.Lock(); lines = append(lines, line); mu.Unlock() }
+	}, process.New(), New())
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "BenchmarkDirectSum/n=32768") || !strings.HasPrefix(lines[1], "BenchmarkDirectSum/n=32768") ||
+		!strings.Contains(lines[0], "ns/op") || !strings.HasPrefix(lines[2], "ok   example.com/reversescan") {
+		t.Fatalf("progress lines %q", lines)
+	}
+	if m := l.Result.Run; m.ValidationStatus != run.ValidationPassed {
+		t.Fatalf("validation %s %+v", m.ValidationStatus, m.Validation)
+	}
+	if b, _ := os.ReadFile(l.Path(l.Regs["stdout.txt"])); strings.Count(string(b), "ns/op") != 2 || !isStream(b) {
+		t.Fatalf("the stored stream lost what the hook saw: %.400s", b)
 	}
 }

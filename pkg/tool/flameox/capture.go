@@ -106,11 +106,16 @@ type captureFlags struct {
 	parameters []string
 }
 
-func (c *Context) captureRequest(name string, args []string) (*capture.PlanRequest, error) {
+// captureRequest parses the flags of capture plan and capture run; quiet,
+// when not nil, receives --quiet (capture run only).
+func (c *Context) captureRequest(name string, args []string, quiet *bool) (*capture.PlanRequest, error) {
 	fs := c.flags(name, "ADAPTER --workload NAME [--parameters KEY=VALUE[,KEY=VALUE]|JSON]...")
 	var f captureFlags
 	fs.StringVar(&f.workload, "workload", "", "declared workload name (required)")
 	fs.StringArrayVar(&f.parameters, "parameters", nil, workload.ParametersUsage)
+	if quiet != nil {
+		fs.BoolVarP(quiet, "quiet", "q", false, "print no progress on stderr (progress shows only on a terminal, never with --json)")
+	}
 	if err := c.parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -131,19 +136,11 @@ func (c *Context) captureService() (*capture.Service, error) {
 	}
 	svc := foxcapture.NewService(ws, c.Env)
 	svc.Adapters = all.Registry()
-	if c.Env.StderrTerminal && !c.JSON {
-		svc.Progress = func(p capture.Progress) {
-			fmt.Fprintf(c.Env.Stderr, "\r\033[K[%d/%d] %s: %s", p.Step, p.Total, p.Phase, cli.Safe(p.Message))
-			if p.Phase == "completed" {
-				fmt.Fprintln(c.Env.Stderr)
-			}
-		}
-	}
 	return svc, nil
 }
 
 func capturePlan(ctx context.Context, c *Context, args []string) error {
-	req, err := c.captureRequest("capture plan", args)
+	req, err := c.captureRequest("capture plan", args, nil)
 	if err != nil {
 		return err
 	}
@@ -198,13 +195,19 @@ func renderPlan(w io.Writer, p *capture.CapturePlan) {
 }
 
 func captureRun(ctx context.Context, c *Context, args []string) error {
-	req, err := c.captureRequest("capture run", args)
+	var quiet bool
+	req, err := c.captureRequest("capture run", args, &quiet)
 	if err != nil {
 		return err
 	}
 	svc, err := c.captureService()
 	if err != nil {
 		return err
+	}
+	// Progress is for a person: only on a terminal, never with --json
+	// (stdout is then the result alone) or --quiet.
+	if c.Env.StderrTerminal && !c.JSON && !quiet {
+		defer svc.ShowProgress(c.Env.Stderr, c.Env.Now)()
 	}
 	res, err := svc.Execute(ctx, *req)
 	var ab *capture.Abandoned

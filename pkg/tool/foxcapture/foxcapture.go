@@ -113,6 +113,7 @@ func captureCmd(ctx context.Context, env *cli.Env, verb string, args []string) e
 	wsDir := fs.String("workspace", "", "workspace directory (default: nearest .diagnostics)")
 	name := fs.String("workload", "", "declared workload name")
 	params := fs.StringArray("parameters", nil, workload.ParametersUsage)
+	quiet := fs.BoolP("quiet", "q", false, "run: print no progress on stderr (progress shows only on a terminal)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -155,10 +156,8 @@ func captureCmd(ctx context.Context, env *cli.Env, verb string, args []string) e
 		}
 		return w.Write(record.NewResult("capture_plan", p))
 	}
-	if env.StderrTerminal {
-		svc.Progress = func(p capture.Progress) {
-			fmt.Fprintf(env.Stderr, "fox-capture: [%d/%d] %s\n", p.Step, p.Total, p.Phase)
-		}
+	if env.StderrTerminal && !*quiet {
+		defer svc.ShowProgress(env.Stderr, env.Now)()
 	}
 	res, err := svc.Execute(ctx, req)
 	var ab *capture.Abandoned
