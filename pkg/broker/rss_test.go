@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flameox/flameox/pkg/internal/testenv"
 )
 
 // holdPy allocates and touches 64 MiB, burns some CPU and holds the memory
@@ -28,16 +30,25 @@ func TestWrappedWorkloadUsage(t *testing.T) {
 		ballast[i] = 1
 	}
 	defer func() { ballast[0]++ }()
+	// "; true" keeps sh from exec'ing python in its own place.
+	wrapped := []string{"/bin/sh", "-c", `python3 -c "$0"; true`, holdPy}
 	for _, tc := range []struct {
-		name  string
-		argv  []string
-		depth int
+		name      string
+		argv      []string
+		depth     int
+		collector []string
+		cpu       string // the workload's CPU source
 	}{
-		{"direct", []string{"python3", "-c", holdPy}, 0},
-		// "; true" keeps sh from exec'ing python in its own place.
-		{"wrapped", []string{"/bin/sh", "-c", `python3 -c "$0"; true`, holdPy}, 1},
+		{"direct", []string{"python3", "-c", holdPy}, 0, nil, CPUWait4},
+		{"wrapped", wrapped, 1, []string{"sh"}, CPUProcStat},
+		// Bubblewrap and its pid-namespace init stand above sh.
+		{"contained", append([]string{"bwrap", "--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/",
+			"--dev", "/dev", "--proc", "/proc", "--"}, wrapped...), 3, []string{"bwrap", "sh"}, CPUSampled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.argv[0] == "bwrap" {
+				testenv.LookPath(t, "bwrap")
+			}
 			res := run(t, Spec{Argv: tc.argv, WorkloadDepth: tc.depth})
 			if res.ExitCode != 0 {
 				t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr.Data)
@@ -46,7 +57,7 @@ func TestWrappedWorkloadUsage(t *testing.T) {
 			if w.PeakRSS < 64<<20 || w.PeakRSSSource != RSSSampled {
 				t.Errorf("workload peak RSS %d bytes (%s), want >= 64 MiB, sampled", w.PeakRSS, w.PeakRSSSource)
 			}
-			if res.PeakRSS < 64<<20 || res.PeakRSS > 150<<20 {
+			if res.PeakRSS < 64<<20 || res.PeakRSS > 150<<20 || res.PeakRSSSource != RSSSampled {
 				t.Errorf("tree peak RSS %d bytes (%s), want the workload's 64 MiB and more, not the parent's 200 MiB", res.PeakRSS, res.PeakRSSSource)
 			}
 			if w.UserCPU <= 0 {
@@ -65,13 +76,13 @@ func TestWrappedWorkloadUsage(t *testing.T) {
 			if c == nil {
 				t.Fatal("no collector usage")
 			}
-			if !slices.Equal(c.Processes, []string{"sh"}) {
-				t.Errorf("collector processes %q, want [sh]", c.Processes)
+			if !slices.Equal(c.Processes, tc.collector) {
+				t.Errorf("collector processes %q, want %q", c.Processes, tc.collector)
 			}
 			if c.PeakRSS <= 0 || c.PeakRSS >= 32<<20 || c.PeakRSSSource != RSSSampled {
 				t.Errorf("collector (sh) peak RSS %d bytes (%s), want its own few MiB", c.PeakRSS, c.PeakRSSSource)
 			}
-			if w.CPUSource != CPUProcStat || w.UserCPU+c.UserCPU != res.UserCPU || w.SysCPU+c.SysCPU != res.SysCPU {
+			if w.CPUSource != tc.cpu || (tc.cpu == CPUProcStat && (w.UserCPU+c.UserCPU != res.UserCPU || w.SysCPU+c.SysCPU != res.SysCPU)) {
 				t.Errorf("CPU split: workload %v+%v (%s), collector %v+%v, tree %v+%v",
 					w.UserCPU, w.SysCPU, w.CPUSource, c.UserCPU, c.SysCPU, res.UserCPU, res.SysCPU)
 			}
