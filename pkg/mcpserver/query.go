@@ -16,7 +16,7 @@ const listLimit = 20
 
 func (s *server) addQueryTools() {
 	addTool(s, &mcp.Tool{Name: "list_runs",
-		Description: "Runs of the published corpus, newest first, with their execution, capture and validation states. Filters are exact; pages with cursor.",
+		Description: "Runs of the published corpus, newest first, with their execution, capture and validation states and what tells them apart: workload and parameter values (or the imported file's name), adapter, exit code or signal, wall time, peak RSS, benchmark count. Filters are exact; pages with cursor.",
 		Annotations: readOnly("List runs")}, s.listRuns, limitSchema(listLimit))
 	addTool(s, &mcp.Tool{Name: "get_run",
 		Description: "One run's manifest at its latest published revision (or its current one if not yet published): states, process outcome, containment, identity, artifacts. Command lines and environment names are not returned.",
@@ -28,7 +28,7 @@ func (s *server) addQueryTools() {
 		Description: "One stored artifact: size, hash time, effective sensitivity and its registrations. Never the bytes.",
 		Annotations: readOnly("Get artifact")}, s.getArtifact)
 	addTool(s, &mcp.Tool{Name: "query_measurements",
-		Description: "Measured values with units and their raw hierarchy (worker, run index, value index, loops, warm-up). Warm-ups are excluded unless asked.",
+		Description: "Measured values with units and their raw hierarchy (worker, run index, value index, loops, warm-up), sorted by subject (the benchmark, test or package), name, run and value index. Filters: run, artifact, name prefix, subject, workload and parameter values. Warm-ups are excluded unless asked. Values are raw, one per repetition; no statistics are computed.",
 		Annotations: readOnly("Query measurements")}, s.queryMeasurements, limitSchema(listLimit))
 	addTool(s, &mcp.Tool{Name: "get_evidence",
 		Description: "One typed piece of evidence by type and id (run, artifact, generation, analysis, finding, hypothesis, experiment, run_set, ...).",

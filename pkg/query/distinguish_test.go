@@ -125,6 +125,20 @@ func TestRunsDistinguish(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
+// runs show counts the benchmarks too.
+func TestShowRunBenchmarkCount(t *testing.T) {
+	f := newFixture(t)
+	ref := f.importBench(t, "b.txt", benchText)
+	pub := &publish.Publisher{WS: f.ws, Extractors: all.Registry().Extractors()}
+	if _, err := pub.PublishRuns(context.Background(), []publish.RunRef{ref}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := ShowRun(context.Background(), f.ws, ref.RunID)
+	if err != nil || d.BenchmarkCount != 3 {
+		t.Fatalf("ShowRun = %+v, %v; want 3 benchmarks", d, err)
+	}
+}
+
 // TestMeasurementsOrderAndFilters: measurements come sorted by subject,
 // metric and value index (file order would interleave them), and filter by
 // subject, workload and parameter values; paging by cursor returns every

@@ -219,10 +219,18 @@ type RunDetail struct {
 	PublishedRevision int           `json:"published_revision"`
 	CurrentRevision   int           `json:"current_revision"`
 	Run               *run.Manifest `json:"run"`
+	// BenchmarkCount is how many benchmarks (distinct package and name)
+	// the published run measured; 0 for a run not published.
+	BenchmarkCount int `json:"benchmark_count"`
 }
 
-var qRunRevision = catalog.Query{Name: "runs.revision", Version: "1",
-	SQL: `SELECT revision FROM runs_current WHERE run_id = $1`}
+var (
+	qRunRevision = catalog.Query{Name: "runs.revision", Version: "1",
+		SQL: `SELECT revision FROM runs_current WHERE run_id = $1`}
+	qRunBenchmarks = catalog.Query{Name: "runs.benchmarks", Version: "1",
+		SQL: `SELECT count(DISTINCT (coalesce(worker_id, ''), subject)) FROM measurements_current
+WHERE run_id = $1 AND scope = 'benchmark' AND subject IS NOT NULL`}
+)
 
 // ShowRun describes one run.
 func ShowRun(ctx context.Context, ws *workspace.Workspace, id string) (*RunDetail, error) {
@@ -261,6 +269,11 @@ func (s *Session) showRun(ctx context.Context, id string) (*RunDetail, error) {
 				return nil, err
 			}
 		}
+		n, err := count(ctx, s, qRunBenchmarks, []any{id})
+		if err != nil {
+			return nil, err
+		}
+		d.BenchmarkCount = int(n)
 	}
 	return d, nil
 }

@@ -2,7 +2,6 @@ package flameox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -65,14 +64,7 @@ func workloadShow(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.emit(d, func(w io.Writer) {
-		fmt.Fprintf(w, "workload    %s\ndefinition  %s\napproval    %s\n", d.Name, d.DefinitionID, d.Approval)
-		for _, ch := range d.Changes {
-			fmt.Fprintf(w, "  changed: %s\n", cli.Safe(ch))
-		}
-		b, _ := json.MarshalIndent(d.Definition, "", "  ")
-		fmt.Fprintf(w, "%s\n", cli.Safe(string(b)))
-	})
+	return c.emit(d, func(w io.Writer) { renderWorkload(w, d) })
 }
 
 func workloadApprove(ctx context.Context, c *Context, args []string) error {
@@ -112,6 +104,7 @@ func (c *Context) captureRequest(name string, args []string, quiet *bool) (*capt
 	fs := c.flags(name, "ADAPTER --workload NAME [--parameters KEY=VALUE[,KEY=VALUE]|JSON]...")
 	var f captureFlags
 	fs.StringVar(&f.workload, "workload", "", "declared workload name (required)")
+	fs.BoolVarP(&c.Verbose, "verbose", "v", false, "list every environment variable the plan drops")
 	fs.StringArrayVar(&f.parameters, "parameters", nil, workload.ParametersUsage)
 	if quiet != nil {
 		fs.BoolVarP(quiet, "quiet", "q", false, "print no progress on stderr (progress shows only on a terminal, never with --json)")
@@ -152,10 +145,14 @@ func capturePlan(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.emit(p, func(w io.Writer) { renderPlan(w, p) })
+	return c.emit(p, func(w io.Writer) { renderPlan(w, p, c.Verbose) })
 }
 
-func renderPlan(w io.Writer, p *capture.CapturePlan) {
+// renderPlan prints capture plan. The environment line names what passes
+// and what the plan sets; the dropped variables (often dozens: every
+// inherited name the allow-list does not pass) are counted, and listed
+// with verbose.
+func renderPlan(w io.Writer, p *capture.CapturePlan, verbose bool) {
 	fmt.Fprintf(w, "adapter      %s (%s %s)\n", p.Adapter, p.Capability.Status, p.Capability.Version)
 	fmt.Fprintf(w, "workload     %s  [%s]  definition %s\n", p.Workload.Name, p.Workload.Approval, corpus.Short(p.Workload.DefinitionID))
 	keys := make([]string, 0, len(p.Workload.Parameters))
@@ -171,7 +168,7 @@ func renderPlan(w io.Writer, p *capture.CapturePlan) {
 		fmt.Fprintf(w, "started as   %s\n", quoteArgv(p.Wrapped))
 	}
 	fmt.Fprintf(w, "cwd          %s\n", cli.Safe(p.Cwd))
-	fmt.Fprintf(w, "environment  passes %s; drops %s; sets %s\n", listOr(p.Environment.Passed), listOr(p.Environment.Dropped), listOr(p.Environment.Overrides))
+	fmt.Fprintf(w, "environment  passes %s; sets %s; %s\n", listOr(p.Environment.Passed), listOr(p.Environment.Overrides), droppedText(p.Environment.Dropped, verbose))
 	fmt.Fprintf(w, "containment  %s (network %s): %s\n", p.Containment.State, p.Containment.Network, p.Containment.Reason)
 	fmt.Fprintf(w, "limits       timeout %ds, grace %ds, output %d bytes per stream\n", p.Limits.TimeoutNs/1e9, p.Limits.GraceNs/1e9, p.Limits.MaxOutputBytes)
 	for _, a := range p.Artifacts {
@@ -186,9 +183,7 @@ func renderPlan(w io.Writer, p *capture.CapturePlan) {
 	if p.Check != "" {
 		fmt.Fprintf(w, "check        %s\n", cli.Safe(p.Check))
 	}
-	for _, l := range p.Limitations {
-		fmt.Fprintf(w, "limitation   %s\n", cli.Safe(l))
-	}
+	printLimitations(w, "limitation   ", p.Limitations)
 	for _, warn := range p.Warnings {
 		fmt.Fprintf(w, "warning      %s\n", cli.Safe(warn))
 	}
@@ -256,12 +251,10 @@ func renderCapture(w io.Writer, res *capture.Result) {
 	fmt.Fprintf(w, "run          %s\n", m.RunID)
 	fmt.Fprintf(w, "status       execution %s, capture %s, validation %s\n", m.ExecutionStatus, m.CaptureStatus, m.ValidationStatus)
 	if p := m.Process; p != nil {
-		sig := ""
-		if p.Signal != "" {
-			sig = ", signal " + p.Signal
+		fmt.Fprintf(w, "process      %s\n", processLine(p))
+		if u := p.Collector; u != nil {
+			fmt.Fprintf(w, "collector    %s\n", usageLine(u))
 		}
-		fmt.Fprintf(w, "process      exit %d%s, wall %.3fs, user %.3fs, sys %.3fs, peak RSS %s\n", p.ExitCode, sig,
-			float64(p.WallTimeNs)/1e9, float64(p.UserTimeNs)/1e9, float64(p.SystemTimeNs)/1e9, bytesHuman(p.PeakRSSBytes))
 	}
 	if m.Containment != nil {
 		fmt.Fprintf(w, "containment  %s\n", m.Containment.State)
@@ -275,9 +268,8 @@ func renderCapture(w io.Writer, res *capture.Result) {
 	if m.Error != nil {
 		fmt.Fprintf(w, "error        %s\n", cli.Safe(m.Error.Error()))
 	}
-	for _, l := range m.Limitations {
-		fmt.Fprintf(w, "limitation   %s\n", cli.Safe(l))
-	}
+	// The run's limitations include the plan's; the result repeats them.
+	printLimitations(w, "limitation   ", m.Limitations, res.Limitations)
 	if res.CorpusCommitID != "" {
 		fmt.Fprintf(w, "published    commit %s\n", corpus.Short(res.CorpusCommitID))
 	}
@@ -377,6 +369,18 @@ func quoteArgv(argv []string) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// droppedText says how many inherited variables a plan drops; verbose
+// lists them.
+func droppedText(dropped []string, verbose bool) string {
+	switch {
+	case len(dropped) == 0:
+		return "drops nothing"
+	case verbose:
+		return "drops " + cli.Safe(strings.Join(dropped, ","))
+	}
+	return fmt.Sprintf("drops %d inherited variable(s) (--verbose lists them)", len(dropped))
 }
 
 func listOr(s []string) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/flameox/flameox/pkg/catalog"
@@ -14,15 +15,29 @@ import (
 )
 
 func measurementsQuery(ctx context.Context, c *Context, args []string) error {
-	fs := c.flags("measurements query", "[--run RUN_ID] [--artifact ID] [--name-prefix P] [--include-warmups] [--limit N] [--cursor C]")
+	fs := c.flags("measurements query", "[--run RUN_ID] [--workload NAME] [--parameter KEY=VALUE]... [--subject NAME] [--artifact ID] [--name-prefix P] [--include-warmups] [--limit N] [--cursor C]")
 	var req query.MeasurementsRequest
+	var params []string
 	fs.StringVar(&req.RunID, "run", "", "only this run")
+	fs.StringVar(&req.Workload, "workload", "", "only runs of this declared workload")
+	fs.StringArrayVar(&params, "parameter", nil, "only runs whose workload had this parameter value, KEY=VALUE (repeatable; all must match)")
+	fs.StringVar(&req.Subject, "subject", "", "only this subject: a benchmark name (Sum/n=1024), a test or a package")
 	fs.StringVar(&req.ArtifactID, "artifact", "", "only values extracted from this artifact")
-	fs.StringVar(&req.NamePrefix, "name-prefix", "", "only metric names starting with this")
+	fs.StringVar(&req.NamePrefix, "name-prefix", "", "only metric names starting with this, e.g. gobench. or process.")
 	fs.BoolVar(&req.IncludeWarmups, "include-warmups", false, "also return warm-up values")
 	cli.PageFlags(fs, &req.Limit, &req.Cursor, query.DefaultLimit, query.MaxLimit)
 	if err := c.parse(fs, args); err != nil {
 		return err
+	}
+	for _, kv := range params {
+		k, v, err := query.ParseParameter(kv)
+		if err != nil {
+			return err
+		}
+		if req.Parameters == nil {
+			req.Parameters = map[string]string{}
+		}
+		req.Parameters[k] = v
 	}
 	ws, err := c.workspace()
 	if err != nil {
@@ -32,22 +47,89 @@ func measurementsQuery(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.emit(res, func(w io.Writer) {
+	return c.emit(res, func(w io.Writer) { renderMeasurements(w, res) })
+}
+
+// renderMeasurements prints measurements as a table sorted as the query
+// returns them (subject, metric, run, value index), each value scaled in
+// its unit. A column that would be the same on every row (the run, the
+// worker) moves to a header line; an empty one is left out.
+func renderMeasurements(w io.Writer, res *query.MeasurementList) {
+	oneRun, oneWorker := "", ""
+	runs, workers := map[string]bool{}, map[string]bool{}
+	warm, runIdx, bench := false, false, false
+	for _, m := range res.Measurements {
+		runs[m.RunID], workers[m.WorkerID] = true, true
+		warm = warm || m.IsWarmup
+		runIdx = runIdx || m.WorkerRunIndex != nil
+		bench = bench || m.Scope == "benchmark"
+	}
+	if len(runs) == 1 {
+		oneRun = res.Measurements[0].RunID
+		fmt.Fprintf(w, "run     %s\n", oneRun)
+	}
+	if len(workers) == 1 && res.Measurements[0].WorkerID != "" {
+		oneWorker = res.Measurements[0].WorkerID
+		fmt.Fprintf(w, "worker  %s\n", cli.Name(oneWorker))
+	}
+	workerCol := len(workers) > 1
+	if len(res.Measurements) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "RUN\tNAME\tVALUE\tUNIT\tWORKER\tRUN#\tVALUE#\tWARMUP")
+		var head []string
+		if oneRun == "" {
+			head = append(head, "RUN")
+		}
+		head = append(head, "SUBJECT", "NAME", "VALUE")
+		if runIdx {
+			head = append(head, "RUN#")
+		}
+		head = append(head, "VALUE#")
+		if workerCol {
+			head = append(head, "WORKER")
+		}
+		if warm {
+			head = append(head, "WARMUP")
+		}
+		fmt.Fprintln(tw, strings.Join(head, "\t"))
 		for _, m := range res.Measurements {
-			v := ""
-			if m.ValueInt != nil {
-				v = fmt.Sprint(*m.ValueInt)
-			} else if m.ValueFloat != nil {
-				v = fmt.Sprint(*m.ValueFloat)
+			var row []string
+			if oneRun == "" {
+				row = append(row, m.RunID)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%v\n", m.RunID, cli.Name(m.Name), v, cli.Name(m.Unit), cli.Name(m.WorkerID),
-				optInt(m.WorkerRunIndex), optInt(m.ValueIndex), m.IsWarmup)
+			row = append(row, cli.Name(orDash(m.Subject)), cli.Name(m.Name), measurementValue(m))
+			if runIdx {
+				row = append(row, optInt(m.WorkerRunIndex))
+			}
+			row = append(row, optInt(m.ValueIndex))
+			if workerCol {
+				row = append(row, cli.Name(orDash(m.WorkerID)))
+			}
+			if warm {
+				row = append(row, map[bool]string{true: "warmup", false: "-"}[m.IsWarmup])
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
 		}
 		tw.Flush()
-		footer(w, res.Returned, res.Total, res.Truncated, res.Cursor)
-	})
+	}
+	footer(w, res.Returned, res.Total, res.Truncated, res.Cursor)
+	if bench {
+		fmt.Fprintln(w, "benchmark values are raw, one row per repetition; flameox computes no medians or comparisons yet")
+	}
+}
+
+// measurementValue is a measurement's value in its unit (see
+// formatQuantity); an integer value past float64's exact range prints
+// exactly.
+func measurementValue(m query.Measurement) string {
+	switch {
+	case m.ValueInt != nil && (*m.ValueInt > 1<<53 || *m.ValueInt < -(1<<53)):
+		return fmt.Sprintf("%d %s", *m.ValueInt, cli.Name(m.Unit))
+	case m.ValueInt != nil:
+		return cli.Name(formatQuantity(float64(*m.ValueInt), m.Unit))
+	case m.ValueFloat != nil:
+		return cli.Name(formatQuantity(*m.ValueFloat, m.Unit))
+	}
+	return "-"
 }
 
 func optInt(p *int32) string {

@@ -42,6 +42,7 @@ type Context struct {
 	JSON      bool
 	Workspace string // --workspace
 	Dir       string // --project-root / -C, or the working directory
+	Verbose   bool   // --verbose, where a command has it
 }
 
 // Commands returns the porcelain command table.
@@ -50,12 +51,12 @@ func Commands() []*Command {
 		{Name: "init", Args: "[PATH]", Summary: "create the .diagnostics workspace at PATH (default: the project root)", MCPTool: "initialize_workspace", Run: initCmd},
 		{Name: "status", Summary: "workspace identity, published head, runs, artifacts and warnings", MCPTool: "workspace_status", Run: statusCmd},
 		{Name: "import", Args: "PATH...", Summary: "import existing artifacts, one new run each", MCPTool: "import_artifact", Run: importCmd},
-		{Name: "runs list", Summary: "list runs, newest first", MCPTool: "list_runs", Run: runsList},
-		{Name: "runs show", Args: "RUN_ID", Summary: "show a run's current manifest", MCPTool: "get_run", Run: runsShow},
+		{Name: "runs list", Summary: "list runs, newest first, with what tells them apart: workload and parameters (or the imported file), adapter, outcome, wall time, peak RSS, benchmark count", MCPTool: "list_runs", Run: runsList},
+		{Name: "runs show", Args: "RUN_ID", Summary: "show a run: what it ran, its outcome and resources, artifacts and limitations", MCPTool: "get_run", Run: runsShow},
 		{Name: "artifacts list", Summary: "list stored artifacts", MCPTool: "list_artifacts", Run: artifactsList},
 		{Name: "artifacts show", Args: "ARTIFACT_ID", Summary: "show an artifact's content facts and registrations", MCPTool: "get_artifact", Run: artifactsShow},
 		{Name: "workload list", Summary: "declared workloads and their approval", MCPTool: "list_workloads", Run: workloadList},
-		{Name: "workload show", Args: "NAME", Summary: "a workload's canonical form, digest and approval", MCPTool: "get_workload", Run: workloadShow},
+		{Name: "workload show", Args: "NAME", Summary: "a workload's definition (argv, env, parameters and their domains, options, oracle), digest and approval", MCPTool: "get_workload", Run: workloadShow},
 		{Name: "workload approve", Args: "NAME", Summary: "approve a workload at its current definition", CLIOnly: "approval is the human's decision; agents can never approve what they run", Run: workloadApprove},
 		{Name: "capture plan", Args: "ADAPTER --workload NAME", Summary: "show the exact capture without running anything", MCPTool: "plan_capture", Run: capturePlan},
 		{Name: "capture run", Args: "ADAPTER --workload NAME", Summary: "capture an approved workload and publish the run", MCPTool: "execute_capture_plan", Run: captureRun},
@@ -66,7 +67,7 @@ func Commands() []*Command {
 		{Name: "stacks callees", Args: "RUN_OR_ARTIFACT FRAME_ID", Summary: "frames a frame calls", MCPTool: "get_frame_callees", Run: stacksEdges(false)},
 		{Name: "stacks examples", Args: "RUN_OR_ARTIFACT FRAME_ID", Summary: "the heaviest stored stacks through a frame", MCPTool: "get_stack_examples", Run: stacksExamples},
 		{Name: "open", Args: "ARTIFACT_ID [--launch]", Summary: "the native viewer command for an artifact (--launch runs it)", MCPTool: "get_native_viewer_plan", Run: openCmd},
-		{Name: "measurements query", Summary: "query measurements with their raw hierarchy", MCPTool: "query_measurements", Run: measurementsQuery},
+		{Name: "measurements query", Summary: "raw measured values in their units, sorted by subject (benchmark) and value index; filter by run, workload, --parameter KEY=VALUE, --subject", MCPTool: "query_measurements", Run: measurementsQuery},
 		{Name: "evidence get", Args: "TYPE ID", Summary: "one typed piece of evidence (run, artifact, generation, analysis, ...)", MCPTool: "get_evidence", Run: evidenceGet},
 		{Name: "catalog rebuild", Summary: "rebuild catalog.duckdb from the corpus", CLIOnly: "administrative: replaces a workspace file; queries never need it", Run: catalogRebuild},
 		{Name: "catalog validate", Summary: "check catalog.duckdb holds only what flameox puts there", MCPTool: "validate_catalog", Run: catalogValidate},

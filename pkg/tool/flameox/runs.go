@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -124,20 +125,110 @@ func runsList(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.emit(res, func(w io.Writer) {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "RUN\tTYPE\tCREATED\tEXECUTION\tCAPTURE\tVALIDATION\tARTIFACTS\tREASON")
-		for _, r := range res.Runs {
-			reason := r.Reason
-			if r.ErrorCode != "" && !strings.Contains(reason, r.ErrorCode) {
-				reason += " (" + r.ErrorCode + ")"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", r.RunID, r.RunType, r.CreatedAt.Format("2006-01-02 15:04:05"),
-				r.ExecutionStatus, r.CaptureStatus, r.ValidationStatus, r.ArtifactCount, cli.Name(orDash(reason)))
-		}
-		tw.Flush()
-		footer(w, res.Returned, res.Total, res.Truncated, res.Cursor)
-	})
+	return c.emit(res, func(w io.Writer) { renderRuns(w, res) })
+}
+
+// whatWidth bounds the WORKLOAD column of runs list (a workload and its
+// parameters, or an imported file's name), so one long name cannot push
+// the outcome columns off the screen.
+const whatWidth = 48
+
+// renderRuns prints runs list: per run what tells it apart from the
+// others (the workload and its parameter values or the imported file, the
+// adapter, the outcome with its exit code or signal, wall time, peak RSS,
+// the benchmark count) and its capture state.
+func renderRuns(w io.Writer, res *query.RunList) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tCREATED\tWORKLOAD\tADAPTER\tOUTCOME\tWALL\tPEAK RSS\tBENCH\tCAPTURE\tREASON")
+	for _, r := range res.Runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.RunID, r.CreatedAt.Format("2006-01-02 15:04:05"),
+			cli.Cut(runWhat(r), whatWidth), cli.Name(orDash(r.Adapter)), runOutcome(r.RunType, r.ExecutionStatus, r.ExitCode, r.Signal),
+			optNs(r.WallTimeNs), optBytes(r.PeakRSSBytes), optCount(r.BenchmarkCount), captureState(r.CaptureStatus, r.ValidationStatus),
+			cli.Name(orDash(runReason(r))))
+	}
+	tw.Flush()
+	footer(w, res.Returned, res.Total, res.Truncated, res.Cursor)
+}
+
+// runWhat names what a run ran: "workload k=v k=v" or "import FILE".
+func runWhat(r query.RunSummary) string {
+	if r.RunType == run.TypeImport {
+		return "import " + orDash(r.SourceName)
+	}
+	if r.WorkloadName == "" {
+		return "-"
+	}
+	return strings.TrimSpace(r.WorkloadName + " " + paramText(r.Parameters))
+}
+
+// paramText prints parameter values as sorted key=value pairs.
+func paramText(p map[string]string) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + p[k]
+	}
+	return strings.Join(parts, " ")
+}
+
+// runOutcome is an execution's status with how the process ended
+// ("succeeded", "failed exit 1", "timed_out SIGKILL"); an import was
+// not executed.
+func runOutcome(runType, status string, exit *int32, signal string) string {
+	if runType == run.TypeImport {
+		return "imported"
+	}
+	switch {
+	case signal != "":
+		return status + " " + signal
+	case exit != nil && *exit != 0:
+		return fmt.Sprintf("%s exit %d", status, *exit)
+	}
+	return status
+}
+
+// captureState is the capture status, with the validation's when one was
+// asked for.
+func captureState(capture, validation string) string {
+	if validation == "" || validation == run.ValidationNotRequested {
+		return capture
+	}
+	return capture + ", validation " + validation
+}
+
+// runReason is the reason the run's revision was written, with the error
+// code when the reason does not name it.
+func runReason(r query.RunSummary) string {
+	reason := r.Reason
+	if r.ErrorCode != "" && !strings.Contains(reason, r.ErrorCode) {
+		reason = strings.TrimSpace(reason + " (" + r.ErrorCode + ")")
+	}
+	return reason
+}
+
+func optNs(p *int64) string {
+	if p == nil {
+		return "-"
+	}
+	return formatQuantity(float64(*p), "ns")
+}
+
+func optBytes(p *int64) string {
+	if p == nil || *p <= 0 {
+		return "-"
+	}
+	return bytesHuman(*p)
+}
+
+func optCount(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
 }
 
 func parseTime(flag, v string) (time.Time, error) {
@@ -175,32 +266,115 @@ func runsShow(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	return c.emit(d, func(w io.Writer) { renderRun(w, d) })
+}
+
+// renderRun prints runs show: the run, what it ran (workload, parameter
+// values, adapter, or the imported file), its outcome and resources, its
+// artifacts, and each limitation once.
+func renderRun(w io.Writer, d *query.RunDetail) {
 	m := d.Run
-	return c.emit(d, func(w io.Writer) {
-		if !d.Published {
-			fmt.Fprintln(w, "(not published yet: showing the run's current manifest)")
-		} else if d.PublishedRevision != d.CurrentRevision {
-			fmt.Fprintf(w, "(showing published revision %d; the run is at revision %d)\n", d.PublishedRevision, d.CurrentRevision)
+	if !d.Published {
+		fmt.Fprintln(w, "(not published yet: showing the run's current manifest)")
+	} else if d.PublishedRevision != d.CurrentRevision {
+		fmt.Fprintf(w, "(showing published revision %d; the run is at revision %d)\n", d.PublishedRevision, d.CurrentRevision)
+	}
+	fmt.Fprintf(w, "run         %s (%s, revision %d)\n", m.RunID, m.RunType, m.Revision)
+	fmt.Fprintf(w, "created     %s\n", m.CreatedAt.Format("2006-01-02 15:04:05.000Z"))
+	if wl := m.Workload; wl != nil {
+		line := cli.Name(wl.Name)
+		if p := paramText(wl.Parameters); p != "" {
+			line += "  " + cli.Name(p)
 		}
-		fmt.Fprintf(w, "run         %s (%s, revision %d)\n", m.RunID, m.RunType, m.Revision)
-		fmt.Fprintf(w, "created     %s\n", m.CreatedAt.Format("2006-01-02 15:04:05.000Z"))
-		fmt.Fprintf(w, "status      execution %s, capture %s, validation %s\n", m.ExecutionStatus, m.CaptureStatus, m.ValidationStatus)
-		if m.Environment != nil {
-			fmt.Fprintf(w, "environment %s (%s)\n", m.Environment.EnvironmentID, m.Environment.IdentityQuality)
+		line += "  (adapter " + cli.Name(orDash(wl.Adapter))
+		if wl.Collector != "" {
+			line += ", collector " + cli.Name(wl.Collector)
+			if wl.CollectorVersion != "" {
+				line += " " + cli.Name(wl.CollectorVersion)
+			}
 		}
-		if m.SourceState != nil {
-			fmt.Fprintf(w, "source      %s (%s)\n", m.SourceState.SourceStateID, m.SourceState.IdentityQuality)
+		line += ")"
+		fmt.Fprintf(w, "workload    %s\n", line)
+	}
+	if im := m.Import; im != nil {
+		fmt.Fprintf(w, "imported    %s (by %s)\n", cli.Name(orDash(im.SourceName)), cli.Name(orDash(im.RequestedBy)))
+	}
+	fmt.Fprintf(w, "status      execution %s, capture %s, validation %s\n", m.ExecutionStatus, m.CaptureStatus, m.ValidationStatus)
+	if m.Reason != "" && m.Reason != m.ExecutionStatus && m.Reason != m.CaptureStatus {
+		fmt.Fprintf(w, "reason      %s\n", cli.Safe(m.Reason))
+	}
+	if p := m.Process; p != nil {
+		fmt.Fprintf(w, "process     %s\n", processLine(p))
+		if u := p.Collector; u != nil {
+			fmt.Fprintf(w, "collector   %s\n", usageLine(u))
 		}
-		for _, a := range m.Artifacts {
-			fmt.Fprintf(w, "artifact    %s %s (%s, %s, %d bytes)\n", a.ArtifactID, cli.Name(a.DisplayName), a.Kind, a.Sensitivity, a.ByteLength)
+	}
+	if d.BenchmarkCount > 0 {
+		fmt.Fprintf(w, "benchmarks  %d (flameox measurements query --run %s)\n", d.BenchmarkCount, m.RunID)
+	}
+	if m.Environment != nil {
+		fmt.Fprintf(w, "environment %s (%s)\n", m.Environment.EnvironmentID, m.Environment.IdentityQuality)
+	}
+	if m.SourceState != nil {
+		fmt.Fprintf(w, "source      %s (%s)\n", m.SourceState.SourceStateID, m.SourceState.IdentityQuality)
+	}
+	for _, a := range m.Artifacts {
+		fmt.Fprintf(w, "artifact    %s %s (%s, %s, %d bytes)\n", a.ArtifactID, cli.Name(a.DisplayName), a.Kind, a.Sensitivity, a.ByteLength)
+	}
+	if m.Error != nil {
+		fmt.Fprintf(w, "error       %s\n", cli.Safe(m.Error.Error()))
+	}
+	printLimitations(w, "limitation  ", m.Limitations)
+}
+
+// processLine is how a process ended and what it used: "exit 0, wall
+// 3.542s, user 3.453s, sys 182.0ms, peak RSS 95.7 MiB (python3.11)". The
+// figures are the workload's own (see run.ProcessInfo); peak RSS says
+// when it is unknown.
+func processLine(p *run.ProcessInfo) string {
+	out := fmt.Sprintf("exit %d", p.ExitCode)
+	if p.Signal != "" {
+		out += ", signal " + p.Signal
+	}
+	if p.TimedOut {
+		out += ", timed out"
+	}
+	out += ", wall " + formatQuantity(float64(p.WallTimeNs), "ns") + ", user " + formatQuantity(float64(p.UserTimeNs), "ns") +
+		", sys " + formatQuantity(float64(p.SystemTimeNs), "ns") + ", peak RSS " + rssText(p.PeakRSSBytes, p.PeakRSSSource)
+	if len(p.Processes) > 0 {
+		out += " (" + cli.Cut(strings.Join(p.Processes, ", "), 60) + ")"
+	}
+	return out
+}
+
+// usageLine is the resource use of the processes above a wrapped
+// workload (the collector: py-spy, perf, bwrap).
+func usageLine(u *run.Usage) string {
+	return cli.Cut(orDash(strings.Join(u.Processes, ", ")), 60) + ": user " + formatQuantity(float64(u.UserTimeNs), "ns") +
+		", sys " + formatQuantity(float64(u.SystemTimeNs), "ns") + ", peak RSS " + rssText(u.PeakRSSBytes, u.PeakRSSSource) +
+		" (not counted in the workload's figures)"
+}
+
+func rssText(n int64, source string) string {
+	if source == "unknown" || n <= 0 {
+		return "unknown"
+	}
+	return bytesHuman(n)
+}
+
+// printLimitations prints each distinct limitation once, in order, however
+// many sections of a result carry it.
+func printLimitations(w io.Writer, label string, lists ...[]string) {
+	seen := map[string]bool{}
+	for _, list := range lists {
+		for _, l := range list {
+			if seen[l] {
+				continue
+			}
+			seen[l] = true
+			fmt.Fprintf(w, "%s%s\n", label, cli.Safe(l))
 		}
-		if m.Error != nil {
-			fmt.Fprintf(w, "error       %s\n", cli.Safe(m.Error.Error()))
-		}
-		for _, l := range m.Limitations {
-			fmt.Fprintf(w, "limitation  %s\n", cli.Safe(l))
-		}
-	})
+	}
 }
 
 func artifactsList(ctx context.Context, c *Context, args []string) error {
