@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/internal/testenv"
 	"github.com/flameox/flameox/pkg/tool/foxanalyze"
 	"github.com/flameox/flameox/pkg/tool/foxcapture"
 	"github.com/flameox/flameox/pkg/tool/foxcatalog"
@@ -61,6 +62,9 @@ func TestScripts(t *testing.T) {
 				_, err := exec.LookPath(name)
 				if err != nil && os.Getenv("CI") == "true" {
 					return false, fmt.Errorf("collector %s is not installed and CI=true: run scripts/install-collectors.sh", name)
+				}
+				if err != nil {
+					testenv.Log(name, "not installed", "TestScripts")
 				}
 				return err == nil, nil
 			}
