@@ -22,7 +22,7 @@ func formatQuantity(v float64, unit string) string {
 	switch tu {
 	case "bytes":
 		tu = "B"
-	case "count":
+	case "count", "code": // a count, an exit code: plain numbers
 		tu = ""
 	}
 	cls := benchunit.ClassOf(tu)

@@ -24,6 +24,7 @@ func TestFormatQuantity(t *testing.T) {
 		{1.23e6, "B/s", "1.173 MiB/s"},
 		{21 << 20, "bytes", "21.00 MiB"},
 		{12, "count", "12"},
+		{1, "code", "1"},
 		{2_002_012_950, "nanoseconds", "2.002s"},
 		{1500, "milliseconds", "1.500s"},
 		{1234.5, "items/s", "1.234k items/s"},
