@@ -16,6 +16,7 @@ type Row struct {
 	StartLine    int64  // its start line, 0 if unknown
 	Module       string // mapping file of the first location seen, "" if none
 	Unsymbolized bool   // the row stands for locations without a function name
+	Inline       string // "", InlineFull or InlinePartial, as pprof labels the row
 	Flat, Cum    int64
 }
 
@@ -46,7 +47,8 @@ func (k nodeKey) printable() string {
 //   - samples whose value is zero, or that filter rejects, are skipped;
 //     functions with zero flat and cum are not reported;
 //   - the profile's DropFrames/KeepFrames are applied first, as pprof does;
-//   - rows are ordered by |flat| desc, then name asc, then |cum| desc.
+//   - rows are ordered by |flat| desc, then name asc, then |cum| desc;
+//   - rows carry pprof's "(inline)"/"(partial-inline)" label (InlineEdges).
 //
 // It returns nil if sampleIndex is out of range. p is not modified.
 func Top(p *profile.Profile, sampleIndex int, filter func(*profile.Sample) bool) []Row {
@@ -61,6 +63,8 @@ func Top(p *profile.Profile, sampleIndex int, filter func(*profile.Sample) bool)
 	seen := make([]uint32, len(rows))
 	var gen uint32
 	var stack []int
+	var outer []bool
+	inl := NewInlineEdges()
 	for _, s := range p.Sample {
 		if sampleIndex >= len(s.Value) {
 			continue
@@ -70,7 +74,8 @@ func Top(p *profile.Profile, sampleIndex int, filter func(*profile.Sample) bool)
 			continue
 		}
 		gen++
-		stack = g.Stack(s, stack)
+		stack, outer = g.Stack(s, stack), g.Outer(s, outer)
+		inl.Add(stack, outer, v)
 		for _, n := range stack {
 			if seen[n] != gen {
 				seen[n] = gen
@@ -81,8 +86,10 @@ func Top(p *profile.Profile, sampleIndex int, filter func(*profile.Sample) bool)
 			rows[ns[0]].Flat += v
 		}
 	}
+	labels, _ := inl.Labels(len(rows))
 	out := make([]Row, 0, len(rows))
-	for _, r := range rows {
+	for i, r := range rows {
+		r.Inline = labels[i]
 		if r.Flat != 0 || r.Cum != 0 {
 			out = append(out, r)
 		}

@@ -38,19 +38,29 @@ func (r Row) String() string { return fmt.Sprintf("%q flat=%d cum=%d", r.Name, r
 // It skips the test when go is missing, unless CI=true.
 func Top(t testing.TB, file, sampleType, unit string) []Row {
 	t.Helper()
-	if _, err := exec.LookPath("go"); err != nil {
-		testenv.Unable(t, "go", "not on PATH")
-	}
-	cmd := exec.Command("go", "tool", "pprof", "-top", "-nodefraction=0", "-symbolize=none",
-		"-sample_index="+sampleType, "-unit="+unit, file)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%v: %v\n%s", cmd.Args, err, stderr.String())
-	}
 	var rows []Row
+	for _, r := range TopLabeled(t, file, sampleType, unit) {
+		rows = append(rows, r.Row)
+	}
+	return rows
+}
+
+// LabeledRow is a row of `go tool pprof -top` with its inline label
+// ("", "inline" or "partial-inline").
+type LabeledRow struct {
+	Row
+	Inline string
+}
+
+// TopLabeled is Top with the inline labels kept; extra flags (e.g.
+// -focus=RE, -ignore=RE) are passed to pprof before the file.
+func TopLabeled(t testing.TB, file, sampleType, unit string, extra ...string) []LabeledRow {
+	t.Helper()
+	args := append([]string{"-top", "-nodefraction=0", "-sample_index=" + sampleType, "-unit=" + unit}, extra...)
+	out := Output(t, append(args, file)...)
+	var rows []LabeledRow
 	inRows := false
-	for _, line := range strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n") {
+	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
 		if !inRows {
 			inRows = headerRE.MatchString(line)
 			continue
@@ -59,13 +69,34 @@ func Top(t testing.TB, file, sampleType, unit string) []Row {
 		if m == nil {
 			t.Fatalf("cannot parse pprof row %q", line)
 		}
-		name := strings.TrimSuffix(strings.TrimSuffix(m[6], " (inline)"), " (partial-inline)")
-		rows = append(rows, Row{name, value(t, m[1]), value(t, m[4])})
+		name, inline := m[6], ""
+		for _, l := range []string{"inline", "partial-inline"} {
+			if n, ok := strings.CutSuffix(name, " ("+l+")"); ok {
+				name, inline = n, l
+			}
+		}
+		rows = append(rows, LabeledRow{Row{name, value(t, m[1]), value(t, m[4])}, inline})
 	}
 	if !inRows {
-		t.Fatalf("no table in pprof output:\n%s", stdout.String())
+		t.Fatalf("no table in pprof output:\n%s", out)
 	}
 	return rows
+}
+
+// Output runs `go tool pprof -symbolize=none ARGS...` and returns its
+// stdout. It skips the test when go is missing, unless CI=true.
+func Output(t testing.TB, args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		testenv.Unable(t, "go", "not on PATH")
+	}
+	cmd := exec.Command("go", append([]string{"tool", "pprof", "-symbolize=none"}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %v\n%s", cmd.Args, err, stderr.String())
+	}
+	return stdout.String()
 }
 
 func value(t testing.TB, s string) int64 {
