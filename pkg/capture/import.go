@@ -51,6 +51,24 @@ type ImportResult struct {
 	// CorpusCommitID is the commit that published the run, when the
 	// caller published it (flameox import does; fox-capture does not).
 	CorpusCommitID string `json:"corpus_commit_id,omitempty"`
+	// Analysed is false when no extractor reads the file: it is stored
+	// and published, and analyses will not see it. NotAnalysed says why.
+	Analysed    bool   `json:"analysed"`
+	NotAnalysed string `json:"not_analysed,omitempty"`
+}
+
+// NotAnalysedReason is ImportResult.NotAnalysed for a file no extractor
+// reads.
+const NotAnalysedReason = "not a format flameox extracts; analyses will not see it"
+
+// NotAnalysedLine is the line that leads the text of an import whose file
+// is stored without extraction ("stored, not analysed: …"); "" when the
+// file is analysed. The CLI and the MCP tool print it first.
+func (r *ImportResult) NotAnalysedLine() string {
+	if r == nil || r.Analysed {
+		return ""
+	}
+	return "stored, not analysed: " + r.NotAnalysed
 }
 
 // Service captures into one workspace.
@@ -161,6 +179,8 @@ func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest
 			kind = artifact.KindSampleProfile
 		}
 	}
+	producer := orDefault(req.Producer, "flameox.import")
+	analysed := s.analysable(kind, producer, staged)
 	finalSens, err := artifact.CheckFloor(kind, staged.Head, sens, req.Sensitivity != "")
 	if err != nil {
 		return nil, s.fail(ctx, runs, &m, err)
@@ -183,7 +203,7 @@ func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest
 		reg := run.Registration{
 			RegistrationID: uuid.NewString(), RunID: m.RunID, ArtifactID: content.ArtifactID,
 			DisplayName: filepath.Base(path), Kind: string(kind), MediaType: mediaType, Role: "primary",
-			Producer: orDefault(req.Producer, "flameox.import"), ProducerVersion: req.ProducerVersion,
+			Producer: producer, ProducerVersion: req.ProducerVersion,
 			Sensitivity: string(finalSens), ByteLength: content.ByteLength,
 			PayloadPath: artifact.ObjectRel(content.ArtifactID) + "/" + content.PayloadName, RegisteredAt: at,
 		}
@@ -194,18 +214,43 @@ func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest
 		next.CaptureStatus = run.CaptureRegistered
 		next.Lease = nil
 		next.Artifacts = append(next.Artifacts, reg)
+		if !analysed {
+			next.Limitations = append(next.Limitations, "Stored, not analysed: "+reg.DisplayName+" is "+NotAnalysedReason+".")
+		}
 		next.Reason = "registered"
 		if err := runs.Append(&m, next); err != nil {
 			return err
 		}
 		m = next
-		res = &ImportResult{Run: &m, ArtifactID: content.ArtifactID, Registration: &reg, Deduplicated: existed}
+		res = &ImportResult{Run: &m, ArtifactID: content.ArtifactID, Registration: &reg, Deduplicated: existed, Analysed: analysed}
+		if !analysed {
+			res.NotAnalysed = NotAnalysedReason
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, s.fail(ctx, runs, &m, err)
 	}
 	return res, nil
+}
+
+// analysable reports whether publication will extract the staged file:
+// whether one of the extractors accepts it, by the content checks
+// publication makes. Without a registry it asks the profile detector
+// alone. A file registered as a profile kind that no extractor accepts
+// is not stored quietly: publication refuses it (ARTIFACT_PARSE_FAILED).
+func (s *Service) analysable(kind artifact.Kind, producer string, st *artifact.Staged) bool {
+	if s.Adapters == nil {
+		return profile.Detect(st.Head) != profile.FormatUnknown
+	}
+	in := adapter.ExtractInput{Kind: string(kind), Producer: producer, Path: st.Path, Head: st.Head,
+		Limits: s.WS.Config.Limits}
+	for _, e := range s.Adapters.Extractors() {
+		if e.Accepts(in) {
+			return true
+		}
+	}
+	return false
 }
 
 // fail appends a terminal failed (or cancelled) revision and returns cause

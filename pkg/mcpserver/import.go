@@ -91,7 +91,13 @@ func (s *server) importArtifact(ctx context.Context, _ *mcp.CallToolRequest, in 
 	if res.Deduplicated {
 		dedup = " (identical bytes were already stored)"
 	}
-	return res, fmt.Sprintf("imported %s as %s, artifact %s%s, run %s; published commit %s", res.Registration.DisplayName,
+	// A file no extractor reads says so before anything else (the text
+	// is one line, so it leads it).
+	lead := ""
+	if line := res.NotAnalysedLine(); line != "" {
+		lead = line + " — "
+	}
+	return res, lead + fmt.Sprintf("imported %s as %s, artifact %s%s, run %s; published commit %s", res.Registration.DisplayName,
 		res.Registration.Kind, res.ArtifactID, dedup, res.Run.RunID, corpus.Short(pub.CommitID)), nil
 }
 

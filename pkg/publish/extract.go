@@ -59,7 +59,7 @@ func (p *Publisher) extract(ctx context.Context, m *run.Manifest, reg run.Regist
 	if len(out) == 0 && profileKinds[reg.Kind] {
 		return nil, fault.New(fault.ArtifactParseFailed, "%s (%s) is registered as %s but is not a profile format flameox reads", reg.DisplayName, reg.ArtifactID, reg.Kind).
 			ForRun(m.RunID).With("artifact_id", reg.ArtifactID).
-			Fix("flameox reads pprof protobuf (gzipped or not), `perf script` text, speedscope JSON and collapsed stacks.")
+			Fix("flameox reads pprof protobuf (gzipped or not) and the legacy formats `go tool pprof` reads, `perf script` text, speedscope JSON and collapsed stacks.")
 	}
 	return out, nil
 }

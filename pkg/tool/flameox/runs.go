@@ -88,6 +88,10 @@ func importCmd(ctx context.Context, c *Context, args []string) error {
 			if r.Deduplicated {
 				dedup = " (identical bytes already stored)"
 			}
+			// A file no extractor reads says so first.
+			if line := r.NotAnalysedLine(); line != "" {
+				fmt.Fprintln(w, line)
+			}
 			fmt.Fprintf(w, "imported %s\n  artifact %s%s\n  run      %s\n  kind     %s, %s\n",
 				cli.Name(r.Registration.DisplayName), r.ArtifactID, dedup, r.Run.RunID, r.Registration.Kind, r.Registration.Sensitivity)
 		}
