@@ -28,8 +28,10 @@ const (
 	// ("stack/v2"), not their hex ids. 3: frames and frame_measurements
 	// are written in hotspot order with frame_index and rank, one row per
 	// frame id, metric and thread/process, and profile.frames and
-	// profile.symbolized are recorded (rank.go).
-	ExtractorVersion = "3"
+	// profile.symbolized are recorded (rank.go). 4: frames carry pprof's
+	// inline labels (inlined, inline_chain), and profile.min_value and
+	// profile.duration are recorded, for pprof's -top header and units.
+	ExtractorVersion = "4"
 )
 
 // Adapter reads profiles.

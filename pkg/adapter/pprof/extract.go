@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -65,6 +66,12 @@ type extraction struct {
 	tpIndex  map[[2]string]int
 	lim      []string
 	digests  [][sha256.Size]byte // per node: the digest its frame id shows
+	// Inline labels under the default sample type (see inlineLabels):
+	// per edge entry, whether a sample with a value of that type has the
+	// edge (1) and whether one reaches the callee by a call rather than
+	// inlining (2); the signed sum of those samples' values.
+	edgeInl []uint8
+	inlSum  int64
 }
 
 func newExtraction(in adapter.ExtractInput, prof *profile.Profile) *extraction {
@@ -94,6 +101,10 @@ func (x *extraction) aggregate(ctx context.Context) error {
 		edges    []map[uint64]int32 // [tp][caller<<32|callee]: entry in x.edges
 		seenEdge []uint32           // per edge entry
 		gen      uint32
+		ebuf     []int32  // per stack position j: the edge entry buf[j+1] -> buf[j]
+		outer    []bool   // per stack position: the location's physical frame
+		seenInl  []uint32 // per edge entry: the sample that last set edgeInl
+		dt       = x.defaultType()
 	)
 	for i, s := range x.p.Sample {
 		if i%4096 == 0 && ctx.Err() != nil {
@@ -141,6 +152,7 @@ func (x *extraction) aggregate(ctx context.Context) error {
 			}
 		}
 		h := uint64(14695981039346656037) ^ uint64(tpi) // FNV-1a over tp and the nodes, root first
+		ebuf = ebuf[:0]
 		for j, n := range buf {
 			if seenNode[n] != gen {
 				seenNode[n] = gen
@@ -158,7 +170,26 @@ func (x *extraction) aggregate(ctx context.Context) error {
 					seenEdge[e] = gen
 					x.edges.addValues(e, s.Value, c)
 				}
+				ebuf = append(ebuf, e)
 			}
+		}
+		if dt < len(s.Value) && s.Value[dt] != 0 {
+			// pprof's graph meets a sample's edges from the root, and the
+			// first time it meets a pair decides the sample's say.
+			outer = x.g.Outer(s, outer)
+			for len(x.edgeInl) < x.edges.len() {
+				x.edgeInl, seenInl = append(x.edgeInl, 0), append(seenInl, 0)
+			}
+			for j := len(ebuf) - 1; j >= 0; j-- {
+				if e := ebuf[j]; buf[j] != buf[j+1] && seenInl[e] != gen {
+					seenInl[e] = gen
+					x.edgeInl[e] |= 1
+					if outer[j] {
+						x.edgeInl[e] |= 2
+					}
+				}
+			}
+			x.inlSum += s.Value[dt]
 		}
 		for j := len(buf) - 1; j >= 0; j-- {
 			h = (h ^ uint64(buf[j])) * 1099511628211
@@ -194,6 +225,62 @@ func (x *extraction) release() {
 	}
 	x.prof.Counts = nil
 	x.g.ReleaseLocations()
+}
+
+// inlineLabels labels each node, under the default sample type, as `go
+// tool pprof -top` does (profile.InlineEdges): an edge is inline when
+// every sample with it reaches the callee by inlining, edges lighter than
+// profile.EdgeFraction of the total are dropped, and a node is "inline"
+// when all its remaining incoming edges are inline, "partial-inline" when
+// some are. into lists, per node, the callers it is inlined into.
+func (x *extraction) inlineLabels() (labels []string, into [][]int32) {
+	type pair struct{ a, b int32 }
+	type agg struct {
+		occurred, plain bool
+		weight          int64
+	}
+	dt := x.defaultType()
+	pairs := map[pair]*agg{}
+	for e := range min(len(x.edgeInl), x.edges.len()) {
+		bits := x.edgeInl[e]
+		if bits&1 == 0 {
+			continue
+		}
+		k := x.edges.keys[e]
+		p := pairs[pair{k.a, k.b}]
+		if p == nil {
+			p = &agg{}
+			pairs[pair{k.a, k.b}] = p
+		}
+		p.occurred, p.plain = true, p.plain || bits&2 != 0
+		p.weight += x.edges.incl(int32(e))[dt]
+	}
+	n := len(x.g.Nodes)
+	in, plain := make([]bool, n), make([]bool, n)
+	into = make([][]int32, n)
+	cutoff := abs(int64(float64(x.inlSum) * profile.EdgeFraction))
+	for k, p := range pairs {
+		if abs(p.weight) < cutoff {
+			continue
+		}
+		if p.plain {
+			plain[k.b] = true
+		} else {
+			in[k.b] = true
+			into[k.b] = append(into[k.b], k.a)
+		}
+	}
+	labels = make([]string, n)
+	for i := range labels {
+		switch {
+		case in[i] && plain[i]:
+			labels[i] = profile.InlinePartial
+		case in[i]:
+			labels[i] = profile.InlineFull
+		}
+		slices.Sort(into[i])
+	}
+	return labels, into
 }
 
 func abs(v int64) int64 {

@@ -36,6 +36,10 @@ type ranking struct {
 	// nframes and symbolized, per tp and sample type: the frames ranked
 	// and the |self| total of those with symbols.
 	nframes, symbolized [][]int64
+	// minValue, per tp and sample type: the smallest non-zero |self| (or,
+	// for a frame without self, |inclusive|) of a frame, which pprof
+	// chooses the unit of its values by.
+	minValue [][]int64
 	// name and tail order canonical nodes by function, and by module
 	// (absent last) then frame id: the ranking sorts compare these
 	// integers, not strings.
@@ -140,9 +144,9 @@ func (x *extraction) rank(ids []string) *ranking {
 
 	// Each metric's ranks per thread/process.
 	r.top, r.rank = make([][][]int32, nt), make([][]int32, nt)
-	r.nframes, r.symbolized = make([][]int64, ntp), make([][]int64, ntp)
+	r.nframes, r.symbolized, r.minValue = make([][]int64, ntp), make([][]int64, ntp), make([][]int64, ntp)
 	for tp := range ntp {
-		r.nframes[tp], r.symbolized[tp] = make([]int64, nt), make([]int64, nt)
+		r.nframes[tp], r.symbolized[tp], r.minValue[tp] = make([]int64, nt), make([]int64, nt), make([]int64, nt)
 	}
 	byTP := make([][]rankKey, ntp)
 	for t := range nt {
@@ -156,6 +160,9 @@ func (x *extraction) rank(ids []string) *ranking {
 			}
 			byTP[k.tp] = append(byTP[k.tp], rankKey{self: abs(s), incl: abs(in), name: r.name[k.a], tail: r.tail[k.a], e: int32(m)})
 			r.nframes[k.tp][t]++
+			if v := cmp.Or(abs(s), abs(in)); r.minValue[k.tp][t] == 0 || v < r.minValue[k.tp][t] {
+				r.minValue[k.tp][t] = v
+			}
 			if !x.g.Nodes[k.a].Unsymbolized {
 				r.symbolized[k.tp][t] += abs(s)
 			}

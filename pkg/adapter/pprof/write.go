@@ -9,6 +9,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/evidence/schema"
+	"github.com/flameox/flameox/pkg/profile"
 )
 
 // write emits frames, frame_measurements, the profile totals
@@ -71,6 +72,7 @@ func (x *extraction) frames(sink adapter.Sink, ids []string, r *ranking, res *ad
 	addr, rel := w.Uint64Col("address"), w.Uint64Col("module_relative_address")
 	inl, chain := w.BoolCol("inlined"), w.StringListCol("inline_chain")
 	index := w.Int32Col("frame_index")
+	labels, into := x.inlineLabels()
 	// One row per frame id, hottest first: nodes that pprof keeps apart
 	// but that share an id (same language and name) are one frame here,
 	// and the analyses rely on frames holding each id once per artifact
@@ -104,11 +106,22 @@ func (x *extraction) frames(sink adapter.Sink, ids []string, r *ranking, res *ad
 			start.AppendNull()
 		}
 		// Function-granularity frames merge addresses and inline sites, as
-		// pprof's default report does.
+		// pprof's default report does: inlined says whether every call into
+		// the function was inlined (pprof's "(inline)"), inline_chain the
+		// callers it was inlined into at every call; false with a chain is
+		// "(partial-inline)" (inlineLabels, under the default sample type).
 		addr.AppendNull()
 		rel.AppendNull()
-		inl.AppendNull()
-		chain.AppendNull()
+		inl.Append(labels[i] == profile.InlineFull)
+		if len(into[i]) == 0 {
+			chain.AppendNull()
+		} else {
+			callers := make([]string, len(into[i]))
+			for k, c := range into[i] {
+				callers[k] = ids[c]
+			}
+			chain.Append(callers)
+		}
 		index.Append(int32(pos))
 		if err := w.EndRow(); err != nil {
 			return err
@@ -320,9 +333,10 @@ func (x *extraction) stackRows(sink adapter.Sink, ids []string, res *adapter.Ext
 
 // totalRows records, per sample type and thread/process, the profile's
 // total (pprof's denominator, including samples without a stack), its
-// sample records, its frames with a value and the |self| total of those
-// with symbols, as measurements named profile.total, profile.samples,
-// profile.frames and profile.symbolized.
+// sample records, its frames with a value, the |self| total of those
+// with symbols and the smallest value of a frame (pprof's unit choice), as
+// measurements named profile.total, profile.samples, profile.frames,
+// profile.symbolized and profile.min_value.
 func (x *extraction) totalRows(sink adapter.Sink, r *ranking, res *adapter.Extraction) error {
 	w, err := sink.Table(schema.Measurements)
 	if err != nil {
@@ -342,7 +356,8 @@ func (x *extraction) totalRows(sink adapter.Sink, r *ranking, res *adapter.Extra
 				name, unit, agg string
 				v               int64
 			}{{"profile.total", u, "sum", x.totals[tp][t]}, {"profile.samples", "count", "sum", x.nsamples[tp][t]},
-				{"profile.frames", "count", "count", r.nframes[tpi][t]}, {"profile.symbolized", u, "sum", r.symbolized[tpi][t]}} {
+				{"profile.frames", "count", "count", r.nframes[tpi][t]}, {"profile.symbolized", u, "sum", r.symbolized[tpi][t]},
+				{"profile.min_value", u, "min", r.minValue[tpi][t]}} {
 				dims := map[string]string{"format": string(x.prof.Format)}
 				if t == x.defaultType() {
 					dims["default"] = "true"
@@ -362,6 +377,16 @@ func (x *extraction) totalRows(sink adapter.Sink, r *ranking, res *adapter.Extra
 				res.Rows["measurements"]++
 			}
 		}
+	}
+	// The profile's duration, when it records one (pprof's "Duration:"
+	// header line), once per profile.
+	if d := x.p.DurationNanos; d > 0 {
+		if err := mw.Write(schema.Measurement{ID: hashID("measurement/v1", x.in.RunID, x.in.ArtifactID, "profile.duration"),
+			RunID: x.in.RunID, ArtifactID: x.in.ArtifactID, Name: "profile.duration", Int: &d, Unit: "nanoseconds",
+			Aggregation: "value", Scope: "profile", Dimensions: map[string]string{"format": string(x.prof.Format)}}); err != nil {
+			return err
+		}
+		res.Rows["measurements"]++
 	}
 	return doneTable(w)
 }
