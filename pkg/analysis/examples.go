@@ -42,7 +42,9 @@ type StackExamplesResult struct {
 	Source           Source         `json:"source"`
 	Parameters       Parameters     `json:"parameters"`
 	SampleType       SampleType     `json:"sample_type"`
+	SourceNote       string         `json:"source_note,omitempty"`
 	Focus            Frame          `json:"focus"`
+	Matches          []Frame        `json:"matches,omitempty"`
 	Examples         []StackExample `json:"examples"`
 	EvidenceLevel    string         `json:"evidence_level"`
 	Limitations      []string       `json:"limitations"`
@@ -73,9 +75,9 @@ func Examples(ctx context.Context, ws *workspace.Workspace, req StacksRequest) (
 	}
 	defer d.s.Close()
 	res := &StackExamplesResult{SchemaVersion: 1, Operation: OpExamples, OperationVersion: Version, CorpusCommitID: d.s.Commit(),
-		Source: *d.src, Parameters: d.params, SampleType: d.st, Focus: d.focus, Examples: []StackExample{}, EvidenceLevel: "observed",
+		Source: *d.src, Parameters: d.params, SampleType: d.st, SourceNote: d.note, Focus: d.focus, Matches: d.listed(), Examples: []StackExample{}, EvidenceLevel: "observed",
 		Limitations: d.lim}
-	args := []any{d.src.RunID, d.src.ArtifactID, d.src.GenerationID, d.st.Type, req.Thread, req.Process, req.FrameID, d.limit + 1, d.offset}
+	args := []any{d.src.RunID, d.src.ArtifactID, d.src.GenerationID, d.st.Type, req.Thread, req.Process, d.frame, d.limit + 1, d.offset}
 	err = d.s.R.Scan(ctx, qExamples, args, func(rows *sql.Rows) error {
 		var cur *StackExample
 		for rows.Next() {
@@ -96,7 +98,7 @@ func Examples(ctx context.Context, ws *workspace.Workspace, req StacksRequest) (
 					SampleCount: n, Thread: thread, Process: process, Depth: int(depth), Truncated: depth > maxExampleDepth, Frames: []StackNode{}})
 				cur = &res.Examples[len(res.Examples)-1]
 			}
-			cur.Frames = append(cur.Frames, StackNode{FrameID: fid, Function: fn, File: file, Focus: fid == req.FrameID})
+			cur.Frames = append(cur.Frames, StackNode{FrameID: fid, Function: fn, File: file, Focus: fid == d.frame})
 		}
 		return nil
 	})

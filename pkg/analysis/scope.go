@@ -14,6 +14,7 @@ package analysis
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -43,24 +44,24 @@ type Source struct {
 }
 
 // qProfileRows reads, in one scan, every profile-scope measurement
-// (profile.total, profile.samples, profile.frames, profile.symbolized) of
-// the profiles an input names, with their artifact's registration: the
-// source, its sample types, its threads and what hotspots need to read
-// ranked rows all come from these few rows (a few per sample type, thread
-// and process of each generation), so an analysis starts with one query,
-// not three.
-var qProfileRows = catalog.Query{Name: "analysis.profile_rows", Version: "2", SQL: `
+// (profile.total, profile.samples, profile.frames, profile.symbolized,
+// profile.min_value and profile.duration) of the profiles an input names, with their artifact's
+// registration: the source, its sample types, its threads and what
+// hotspots need to read ranked rows all come from these few rows (a few
+// per sample type, thread and process of each generation), so an analysis
+// starts with one query, not three.
+var qProfileRows = catalog.Query{Name: "analysis.profile_rows", Version: "3", SQL: `
 WITH a AS (
   SELECT run_id, artifact_id, any_value(display_name) AS display_name, any_value(kind) AS kind,
          any_value(producer) AS producer, any_value(role) AS role
   FROM artifacts WHERE (($1 <> '' AND run_id = $1) OR ($2 <> '' AND artifact_id = $2))
   GROUP BY run_id, artifact_id)
-SELECT m.run_id, m.artifact_id, m.evidence_generation_id, epoch_us(m.published_at), m.name, m.subject,
+SELECT m.run_id, m.artifact_id, m.evidence_generation_id, epoch_us(m.published_at), m.name, coalesce(m.subject, ''),
        coalesce(m.unit, ''), coalesce(m.value_int, 0), coalesce(m.dimensions['thread'], ''),
        coalesce(m.dimensions['process'], ''), coalesce(m.dimensions['default'], '') = 'true',
        coalesce(a.display_name, ''), coalesce(a.kind, ''), coalesce(a.producer, ''), coalesce(a.role, '')
 FROM measurements m LEFT JOIN a USING (run_id, artifact_id)
-WHERE m.scope = 'profile' AND m.name IN ('profile.total', 'profile.samples', 'profile.frames', 'profile.symbolized')
+WHERE m.scope = 'profile' AND m.name IN ('profile.total', 'profile.samples', 'profile.frames', 'profile.symbolized', 'profile.duration', 'profile.min_value')
   AND (($1 <> '' AND m.run_id = $1) OR ($2 <> '' AND m.artifact_id = $2))`}
 
 // profileRow is one row of qProfileRows.
@@ -78,11 +79,18 @@ type profileRow struct {
 // limitations of that choice, its sample types under the thread and
 // process filters, and its thread labels (at most 100, sorted).
 type scope struct {
-	src     *Source
+	src *Source
+	// note is the choice resolve made among a run's profiles, when it had
+	// one to make or read something other than a sample profile; see
+	// sourceNote.
+	note    string
 	lim     []string
 	types   []SampleType
 	threads []string
 	ranks   map[string]*ranked // by sample type
+	// duration is the profile's own duration (pprof's "Duration:"), 0
+	// when it records none.
+	duration int64
 }
 
 // ranked says whether a sample type's frames can be read by rank: the
@@ -94,6 +102,11 @@ type ranked struct {
 	frames            int64
 	symbolized        int64
 	hasFrames, hasSym bool
+	// minValue is the pair's smallest frame value (profile.min_value, by
+	// which pprof picks its output unit); hasMin is false for older
+	// extractions.
+	minValue int64
+	hasMin   bool
 }
 
 // usable reports whether hotspots may read r's sample type by rank.
@@ -147,7 +160,8 @@ func resolve(ctx context.Context, s *query.Session, input, thread, process strin
 	if len(latest) == 0 {
 		return nil, fault.New(fault.NotFound, "no extracted profile for %s in the published corpus", input).
 			With("missing_entity", "profile").
-			Fix("Import a profile (`flameox import FILE`) or capture one (`flameox capture run gotest|perf|py-spy …`), then retry.")
+			Fix("Import a profile (`flameox import FILE`) or capture one (`flameox capture run gotest|perf|py-spy …`), then retry.",
+				"A gotest capture writes profiles only when its workload asks: set options.profiles = \"cpu\" and run `flameox capture run gotest --workload NAME` again.")
 	}
 	found := make([]*cand, 0, len(latest))
 	for _, c := range latest {
@@ -180,12 +194,19 @@ func resolve(ctx context.Context, s *query.Session, input, thread, process strin
 		}
 		sc.lim = append(sc.lim, "The run has several profiles; this analysis reads "+sc.src.DisplayName+". Pass an artifact id for another: "+strings.Join(others, ", "))
 	}
+	if runID != "" {
+		sc.note = choiceNote(found[0].row, len(found)-1)
+	}
 	// The chosen generation's rows: sample types under the filters, and
 	// every thread label.
 	byType := map[string]*SampleType{}
 	threads := map[string]bool{}
 	for _, p := range rows {
 		if p.src.RunID != sc.src.RunID || p.src.ArtifactID != sc.src.ArtifactID || p.src.GenerationID != sc.src.GenerationID {
+			continue
+		}
+		if p.name == "profile.duration" {
+			sc.duration = p.value
 			continue
 		}
 		if p.name == "profile.total" && p.thread != "" {
@@ -218,6 +239,8 @@ func resolve(ctx context.Context, s *query.Session, input, thread, process strin
 			rk.frames, rk.hasFrames = p.value, true
 		case "profile.symbolized":
 			rk.symbolized, rk.hasSym = p.value, true
+		case "profile.min_value":
+			rk.minValue, rk.hasMin = p.value, true
 		}
 		st.Default = st.Default || p.isDefault
 	}
@@ -233,6 +256,41 @@ func resolve(ctx context.Context, s *query.Session, input, thread, process strin
 		sc.threads = sc.threads[:100]
 	}
 	return sc, nil
+}
+
+// choiceNote says which profile a run id was resolved to and why, when
+// that was a choice: the run has other profiles, or no sample (CPU)
+// profile at all, so that what is shown is never silently another kind of
+// profile than the user expects (a gotest run without a CPU profile would
+// otherwise show its memory profile as if it were one). It is "" when the
+// run's only profile is a sample profile.
+func choiceNote(chosen profileRow, others int) string {
+	name := chosen.src.DisplayName
+	if name == "" {
+		name = chosen.src.ArtifactID
+	}
+	why := "primary"
+	if chosen.role != "primary" {
+		why = "newest"
+	}
+	switch {
+	case chosen.src.Kind != "sample_profile" && others == 0:
+		return "no CPU (sample) profile in this run; showing " + name + ", its only profile (" + chosen.src.Kind + ")"
+	case chosen.src.Kind != "sample_profile":
+		return fmt.Sprintf("no CPU (sample) profile in this run; showing %s (%s), the %s of its %d profiles", name, chosen.src.Kind, why, others+1)
+	case others > 0:
+		return fmt.Sprintf("this run has %d profiles; showing %s, its %s sample profile", others+1, name, why)
+	}
+	return ""
+}
+
+// sourceNote is the first line of an analysis that read a profile it was
+// not given by artifact id: the choice, and the sample type shown.
+func (sc *scope) sourceNote(st SampleType) string {
+	if sc.note == "" {
+		return ""
+	}
+	return sc.note + ", sample type " + st.Type + " (pass an artifact id or --sample-type for another)"
 }
 
 // pick chooses the requested sample type, or pprof's default.

@@ -3,6 +3,8 @@ package analysis
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -16,7 +18,7 @@ import (
 // StacksRequest asks for the callers, callees or stack examples of a frame.
 type StacksRequest struct {
 	Input      string `json:"input" jsonschema:"run id or artifact id of a published profile"`
-	FrameID    string `json:"frame_id" jsonschema:"frame id (sha256:...) from a hotspots result"`
+	FrameID    string `json:"frame_id" jsonschema:"frame id (sha256:...) from a hotspots result, or a regexp of function names (like go tool pprof -peek): the heaviest matching frame is shown, the others are listed"`
 	SampleType string `json:"sample_type,omitempty" jsonschema:"sample type (default: the profile's default)"`
 	Thread     string `json:"thread,omitempty" jsonschema:"only samples of this thread"`
 	Process    string `json:"process,omitempty" jsonschema:"only samples of this process"`
@@ -42,7 +44,9 @@ type CallEdgeResult struct {
 	Source           Source     `json:"source"`
 	Parameters       Parameters `json:"parameters"`
 	SampleType       SampleType `json:"sample_type"`
+	SourceNote       string     `json:"source_note,omitempty"`
 	Focus            Frame      `json:"focus"`
+	Matches          []Frame    `json:"matches,omitempty"`
 	Edges            []Edge     `json:"edges"`
 	EvidenceLevel    string     `json:"evidence_level"`
 	Limitations      []string   `json:"limitations"`
@@ -89,15 +93,18 @@ func Callees(ctx context.Context, ws *workspace.Workspace, req StacksRequest) (*
 // drill is the common start of every drill-down: pin, resolve, pick the
 // sample type, load the focal frame, decode the cursor.
 type drill struct {
-	s      *query.Session
-	src    *Source
-	st     SampleType
-	params Parameters
-	focus  Frame
-	lim    []string
-	limit  int
-	offset int
-	want   catalog.Cursor
+	s       *query.Session
+	src     *Source
+	note    string
+	matches []Frame // when the frame was named by a regexp: every match, heaviest first
+	st      SampleType
+	params  Parameters
+	focus   Frame
+	frame   string // the focal frame id (resolved from a regexp if need be)
+	lim     []string
+	limit   int
+	offset  int
+	want    catalog.Cursor
 }
 
 func startDrill(ctx context.Context, ws *workspace.Workspace, req StacksRequest, q catalog.Query) (*drill, error) {
@@ -108,8 +115,12 @@ func startDrill(ctx context.Context, ws *workspace.Workspace, req StacksRequest,
 	if err != nil {
 		return nil, err
 	}
+	var byName *regexp.Regexp
 	if !digest.Valid(req.FrameID) {
-		return nil, fault.New(fault.InvalidArguments, "%q is not a frame id (sha256:…)", req.FrameID)
+		if byName, err = regexp.Compile(req.FrameID); err != nil || req.FrameID == "" {
+			return nil, fault.New(fault.InvalidArguments, "%q is neither a frame id (sha256:…) nor a regexp of function names", req.FrameID).
+				Fix("Pass a frame id from `flameox analyze hotspots`, or a regexp such as 'compress/flate\\.' (RE2 syntax, like go tool pprof -peek).")
+		}
 	}
 	s, err := query.OpenTables(ctx, ws, profileTables...)
 	if err != nil {
@@ -125,7 +136,23 @@ func startDrill(ctx context.Context, ws *workspace.Workspace, req StacksRequest,
 	if d.st, err = pick(sc.types, req.SampleType); err != nil {
 		return fail(err)
 	}
+	d.note = sc.sourceNote(d.st)
+	if byName != nil {
+		if d.matches, err = matchFrames(ctx, s, d.src, d.st, req, byName); err != nil {
+			return fail(err)
+		}
+		if len(d.matches) == 0 {
+			return fail(fault.New(fault.NotFound, "no frame of this profile has a function name matching %q", req.FrameID).
+				With("missing_entity", "frame").Fix("List the profile's functions with `flameox analyze hotspots " + req.Input + " --limit 100`."))
+		}
+		req.FrameID = d.matches[0].FrameID
+		if len(d.matches) > 1 {
+			d.lim = append(d.lim, fmt.Sprintf("%d frames match the regexp; this shows the heaviest (by inclusive value), %s. Pass one of the listed frame ids, or a narrower regexp, for another.",
+				len(d.matches), d.matches[0].Function))
+		}
+	}
 	d.params = Parameters{SampleType: d.st.Type, Thread: req.Thread, Process: req.Process, Limit: limit}
+	d.frame = req.FrameID
 	found := false
 	args := []any{d.src.RunID, d.src.ArtifactID, d.src.GenerationID, d.st.Type, req.Thread, req.Process, req.FrameID}
 	err = s.R.Scan(ctx, qFocus, args, func(rows *sql.Rows) error {
@@ -163,6 +190,54 @@ func startDrill(ctx context.Context, ws *workspace.Workspace, req StacksRequest,
 	return d, nil
 }
 
+// maxMatches bounds the frames a regexp's result lists.
+const maxMatches = 20
+
+// qFrameValues lists every frame of a profile with a value under the
+// filters, with its function name, heaviest inclusive value first.
+var qFrameValues = catalog.Query{Name: "analysis.frame_values", Version: "1", SQL: `
+WITH m AS (
+  SELECT frame_id, sum(self_value) AS self, sum(inclusive_value) AS incl FROM frame_measurements
+  WHERE ` + frameFilter + ` GROUP BY frame_id)
+SELECT m.frame_id, coalesce(f.function, ''), coalesce(f.file, ''), coalesce(f.start_line, 0), coalesce(f.module, ''),
+       coalesce(f.symbolization, 'none') = 'none', m.self, m.incl
+FROM m JOIN (SELECT frame_id, function, file, start_line, module, symbolization FROM frames
+             WHERE artifact_id = $2 AND evidence_generation_id = $3) f USING (frame_id)
+ORDER BY abs(m.incl) DESC, f.function ASC, m.frame_id ASC`}
+
+// matchFrames returns every frame whose function name re matches (as
+// pprof's -peek matches node names), heaviest inclusive value first.
+func matchFrames(ctx context.Context, s *query.Session, src *Source, st SampleType, req StacksRequest, re *regexp.Regexp) ([]Frame, error) {
+	var out []Frame
+	args := []any{src.RunID, src.ArtifactID, src.GenerationID, st.Type, req.Thread, req.Process}
+	err := s.R.Scan(ctx, qFrameValues, args, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var f Frame
+			var start int32
+			if err := rows.Scan(&f.FrameID, &f.Function, &f.File, &start, &f.Module, &f.Unsymbolized, &f.Self, &f.Inclusive); err != nil {
+				return err
+			}
+			if !re.MatchString(f.Function) {
+				continue
+			}
+			f.StartLine = int(start)
+			f.SelfFraction, f.InclusiveFraction = frac(f.Self, st.Total), frac(f.Inclusive, st.Total)
+			out = append(out, f)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// listed is the frames a regexp matched, at most maxMatches (nil when the
+// frame was named by id).
+func (d *drill) listed() []Frame {
+	if len(d.matches) > maxMatches {
+		return d.matches[:maxMatches]
+	}
+	return d.matches
+}
+
 func (d *drill) next(truncated bool) string {
 	if !truncated {
 		return ""
@@ -178,9 +253,9 @@ func edges(ctx context.Context, ws *workspace.Workspace, req StacksRequest, q ca
 	}
 	defer d.s.Close()
 	res := &CallEdgeResult{SchemaVersion: 1, Operation: op, OperationVersion: Version, CorpusCommitID: d.s.Commit(),
-		Source: *d.src, Parameters: d.params, SampleType: d.st, Focus: d.focus, Edges: []Edge{}, EvidenceLevel: "observed",
+		Source: *d.src, SourceNote: d.note, Parameters: d.params, SampleType: d.st, Focus: d.focus, Matches: d.listed(), Edges: []Edge{}, EvidenceLevel: "observed",
 		Limitations: append(d.lim, "An edge's value counts each sample once in which the call occurs, like pprof's peek view.")}
-	args := []any{d.src.RunID, d.src.ArtifactID, d.src.GenerationID, d.st.Type, req.Thread, req.Process, req.FrameID, d.limit + 1, d.offset}
+	args := []any{d.src.RunID, d.src.ArtifactID, d.src.GenerationID, d.st.Type, req.Thread, req.Process, d.frame, d.limit + 1, d.offset}
 	err = d.s.R.Scan(ctx, q, args, func(rows *sql.Rows) error {
 		for rows.Next() {
 			var e Edge

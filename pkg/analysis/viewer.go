@@ -2,12 +2,16 @@ package analysis
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/artifact"
+	"github.com/flameox/flameox/pkg/digest"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/workspace"
@@ -24,13 +28,34 @@ type ViewerPlan struct {
 	Tool          string   `json:"tool"`
 	Argv          []string `json:"argv"`
 	Note          string   `json:"note,omitempty"`
-	Available     bool     `json:"available"`
-	Remediation   []string `json:"remediation"`
+	// URL is where a viewer that serves a local web UI will listen
+	// (go tool pprof -http): a port that was free when the plan was made.
+	URL string `json:"url,omitempty"`
+	// Source says which of a run's profiles the plan opens, when the input
+	// was a run id (see HotspotsResult.SourceNote).
+	SourceNote  string   `json:"source_note,omitempty"`
+	Available   bool     `json:"available"`
+	Remediation []string `json:"remediation"`
 }
 
-// Viewer plans the native viewer of a stored artifact. adapters decide by
-// the registration's producer (perf.data → perf report), else by content.
-func Viewer(ctx context.Context, ws *workspace.Workspace, reg *adapter.Registry, artifactID string) (*ViewerPlan, error) {
+// Viewer plans the native viewer of a stored artifact, or of the profile
+// a run's analyses read (input is a run id or an artifact id, as for
+// hotspots). adapters decide by the registration's producer (perf.data →
+// perf report), else by content.
+func Viewer(ctx context.Context, ws *workspace.Workspace, reg *adapter.Registry, input string) (*ViewerPlan, error) {
+	artifactID, note := strings.TrimSpace(input), ""
+	if !digest.Valid(artifactID) {
+		s, err := query.OpenTables(ctx, ws, hotspotsTables...)
+		if err != nil {
+			return nil, err
+		}
+		sc, err := resolve(ctx, s, artifactID, "", "")
+		s.Close()
+		if err != nil {
+			return nil, err
+		}
+		artifactID, note = sc.src.ArtifactID, sc.note
+	}
 	detail, err := query.ShowArtifact(ctx, ws, artifactID)
 	if err != nil {
 		return nil, err
@@ -55,7 +80,10 @@ func Viewer(ctx context.Context, ws *workspace.Workspace, reg *adapter.Registry,
 		return nil, fault.New(fault.CapabilityUnavailable, "no native viewer is known for %s (%s)", artifactID, kind)
 	}
 	res := &ViewerPlan{SchemaVersion: 1, ArtifactID: detail.ArtifactID, Kind: kind, Path: path, Tool: plan.Tool,
-		Argv: plan.Argv, Note: plan.Note, Remediation: []string{}}
+		Argv: plan.Argv, Note: plan.Note, SourceNote: note, Remediation: []string{}}
+	if err := res.choosePort(); err != nil {
+		return nil, err
+	}
 	if _, err := exec.LookPath(plan.Argv[0]); err == nil {
 		res.Available = true
 	} else {
@@ -66,4 +94,45 @@ func Viewer(ctx context.Context, ws *workspace.Workspace, reg *adapter.Registry,
 	}
 	_ = artifact.ObjectRel
 	return res, nil
+}
+
+// choosePort replaces port 0 in an -http=HOST:0 argument (how adapters
+// ask for "any free port") with a port that is free now: the kernel picks
+// one for a listener on 127.0.0.1:0, which is closed at once. pprof itself
+// would pick one too, but only print it after starting, and a plan must
+// say where the UI will be before anything runs. The port can be taken
+// between the plan and the launch; pprof then fails with "address already
+// in use" and a new plan picks another.
+func (p *ViewerPlan) choosePort() error {
+	argv := append([]string{}, p.Argv...)
+	for i, a := range argv {
+		host, ok := strings.CutPrefix(a, "-http=")
+		if !ok {
+			continue
+		}
+		h, port, err := net.SplitHostPort(host)
+		if err != nil || port != "0" {
+			continue
+		}
+		free, err := freePort()
+		if err != nil {
+			return fault.Wrap(fault.CapabilityUnavailable, err, "no free local port for %s", p.Tool).
+				Fix("Run the viewer yourself with a port of your choice: " + strings.Join(p.Argv, " "))
+		}
+		argv[i] = "-http=" + net.JoinHostPort(h, strconv.Itoa(free))
+		p.URL = "http://" + net.JoinHostPort(h, strconv.Itoa(free)) + "/"
+	}
+	p.Argv = argv
+	return nil
+}
+
+// freePort returns a TCP port on the loopback interface that was free a
+// moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

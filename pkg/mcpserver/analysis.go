@@ -25,14 +25,14 @@ type hotspotsInput struct {
 
 func (s *server) addAnalysisTools() {
 	addTool(s, &mcp.Tool{Name: "analyze_hotspots",
-		Description: "Top frames of a published profile by self value, with inclusive values and fractions (like go tool pprof -top). Read-only unless record is true. Gives frame ids for the drill-down tools.",
+		Description: "Top frames of a published profile by self value, with inclusive values and fractions (like go tool pprof -top); focus/ignore filter samples by regexp like pprof's -focus/-ignore. Read-only unless record is true. Gives frame ids for the drill-down tools.",
 		Annotations: &mcp.ToolAnnotations{Title: "Analyze hotspots", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, s.analyzeHotspots, limitSchema(hotspotsLimit))
 	addTool(s, &mcp.Tool{Name: "get_frame_callers",
-		Description: "Frames that call a frame, weighted by the samples in which the call occurs.",
+		Description: "Frames that call a frame, weighted by the samples in which the call occurs. frame_id is a frame id or a regexp of function names (like go tool pprof -peek).",
 		Annotations: readOnly("Frame callers")}, s.stacksEdges(true), limitSchema(edgesLimit))
 	addTool(s, &mcp.Tool{Name: "get_frame_callees",
-		Description: "Frames a frame calls, weighted by the samples in which the call occurs.",
+		Description: "Frames a frame calls, weighted by the samples in which the call occurs. frame_id is a frame id or a regexp of function names (like go tool pprof -peek).",
 		Annotations: readOnly("Frame callees")}, s.stacksEdges(false), limitSchema(edgesLimit))
 	addTool(s, &mcp.Tool{Name: "get_stack_examples",
 		Description: "The heaviest stored stacks through a frame (root first, at most 64 frames each, leaf side kept).",
@@ -58,6 +58,15 @@ func (s *server) analyzeHotspots(ctx context.Context, _ *mcp.CallToolRequest, in
 	out := &analysis.HotspotsOutput{HotspotsResult: res}
 	sum := fmt.Sprintf("%s of %s: %s", res.SampleType.Type, res.Source.ArtifactID,
 		pageText("frame(s)", res.Returned, res.Total, res.Truncated, res.Cursor))
+	if res.SourceNote != "" {
+		// First, so that an agent never reads another kind of profile
+		// than it expects without being told (the note names only
+		// flameox's words, the artifact's display name and sample type).
+		sum = res.SourceNote + ". " + sum
+	}
+	if res.Parameters.Focus != "" || res.Parameters.Ignore != "" {
+		sum += "; filtered by focus/ignore as go tool pprof does"
+	}
 	if len(res.Rows) > 0 {
 		r := res.Rows[0]
 		// Names come from the artifact: they stay in the structured result
@@ -90,7 +99,14 @@ func (s *server) stacksEdges(callers bool) handlerFunc[analysis.StacksRequest, a
 		if err != nil {
 			return nil, "", err
 		}
-		return res, "frame " + res.Focus.FrameID + ": " + pageText(what, res.Returned, res.Total, res.Truncated, res.Cursor), nil
+		sum := "frame " + res.Focus.FrameID + ": " + pageText(what, res.Returned, res.Total, res.Truncated, res.Cursor)
+		if len(res.Matches) > 1 {
+			sum += fmt.Sprintf("; the regexp matches %d frames, this is the heaviest (see matches)", len(res.Matches))
+		}
+		if res.SourceNote != "" {
+			sum = res.SourceNote + ". " + sum
+		}
+		return res, sum, nil
 	}
 }
 
@@ -109,7 +125,12 @@ func (s *server) stackExamples(ctx context.Context, _ *mcp.CallToolRequest, in a
 	return res, "frame " + res.Focus.FrameID + ": " + pageText("stack(s)", res.Returned, res.Total, res.Truncated, res.Cursor), nil
 }
 
-func (s *server) viewerPlan(ctx context.Context, _ *mcp.CallToolRequest, in artifactInput) (*analysis.ViewerPlan, string, error) {
+// viewerInput names what get_native_viewer_plan opens.
+type viewerInput struct {
+	ArtifactID string `json:"artifact_id" jsonschema:"artifact id, sha256:<hex>, or a run id: the profile the run's analyses read"`
+}
+
+func (s *server) viewerPlan(ctx context.Context, _ *mcp.CallToolRequest, in viewerInput) (*analysis.ViewerPlan, string, error) {
 	ws, err := s.workspace()
 	if err != nil {
 		return nil, "", err
@@ -122,6 +143,12 @@ func (s *server) viewerPlan(ctx context.Context, _ *mcp.CallToolRequest, in arti
 	// and the payload path say what a person runs.
 	plan.Argv = []string{}
 	sum := fmt.Sprintf("%s opens %s (%s)", plan.Tool, plan.ArtifactID, plan.Kind)
+	if plan.URL != "" {
+		sum += "; it will serve " + plan.URL
+	}
+	if plan.SourceNote != "" {
+		sum = plan.SourceNote + ". " + sum
+	}
 	if !plan.Available {
 		sum += "; " + plan.Tool + " is not installed"
 	}

@@ -3,8 +3,8 @@
 //
 // Usage:
 //
-//	fox-analyze hotspots INPUT [--limit N] [--sample-type T] [--thread T] [--process P] [--record]
-//	fox-analyze callers|callees|examples INPUT FRAME_ID [--limit N] [--sample-type T] ...
+//	fox-analyze hotspots INPUT [--limit N] [--sample-type T] [--focus RE] [--ignore RE] [--thread T] [--process P] [--record]
+//	fox-analyze callers|callees|examples INPUT FRAME_ID|REGEXP [--limit N] [--sample-type T] ...
 //
 // INPUT is a run id, an artifact id, or "-": read records from stdin and
 // analyze the last run they name (a `run` record, or the first input run of
@@ -32,7 +32,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-const usage = `usage: fox-analyze <hotspots|callers|callees|examples> INPUT [FRAME_ID] [flags]`
+const usage = `usage: fox-analyze <hotspots|callers|callees|examples> INPUT [FRAME_ID|REGEXP] [flags]`
 
 // Run is fox-analyze's entry point.
 func Run(ctx context.Context, env *cli.Env, args []string) error {
@@ -45,12 +45,14 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 	wsDir := fs.String("workspace", "", "workspace directory (default: nearest .diagnostics)")
 	rec := fs.Bool("record", false, "write an analysis record for fox-publish instead of the result")
 	var limit int
-	var sampleType, thread, process, cursor string
+	var sampleType, thread, process, cursor, focus, ignore string
 	fs.IntVar(&limit, "limit", 20, "rows to return (max 1000)")
 	fs.StringVar(&sampleType, "sample-type", "", "sample type (default: the profile's default)")
 	fs.StringVar(&thread, "thread", "", "only samples of this thread")
 	fs.StringVar(&process, "process", "", "only samples of this process")
 	fs.StringVar(&cursor, "cursor", "", "continue after a previous page")
+	fs.StringVar(&focus, "focus", "", "hotspots: only samples with a frame matching this regexp (go tool pprof -focus)")
+	fs.StringVar(&ignore, "ignore", "", "hotspots: drop samples with a frame matching this regexp (go tool pprof -ignore)")
 	if err := cli.Parse(fs, args[1:]); err != nil {
 		return err
 	}
@@ -67,10 +69,13 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 	switch verb {
 	case "hotspots":
 		res, err = analysis.Hotspots(ctx, ws, analysis.HotspotsRequest{Input: input, Limit: limit, SampleType: sampleType,
-			Thread: thread, Process: process, Cursor: cursor})
+			Thread: thread, Process: process, Cursor: cursor, Focus: focus, Ignore: ignore})
 	case "callers", "callees", "examples":
 		if fs.NArg() != 2 {
-			return cli.Usagef("fox-analyze %s needs INPUT and FRAME_ID", verb)
+			return cli.Usagef("fox-analyze %s needs INPUT and a FRAME_ID or a regexp of function names", verb)
+		}
+		if focus != "" || ignore != "" {
+			return cli.Usagef("--focus and --ignore filter hotspots only")
 		}
 		req := analysis.StacksRequest{Input: input, FrameID: fs.Arg(1), Limit: limit, SampleType: sampleType,
 			Thread: thread, Process: process, Cursor: cursor}
