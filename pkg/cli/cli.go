@@ -52,6 +52,9 @@ type Env struct {
 	Now func() time.Time
 	// StderrTerminal reports whether stderr is a terminal (for progress).
 	StderrTerminal bool
+	// StdoutColumns is the width of the terminal stdout is, 0 when it is
+	// not one; text output reads it through Width.
+	StdoutColumns int
 	// Executable is the path of the running binary (for finding siblings).
 	Executable string
 
@@ -73,6 +76,7 @@ func OSEnv(name string) *Env {
 		Getenv: os.Getenv, Environ: os.Environ,
 		Dir: dir, Now: time.Now,
 		StderrTerminal: isTerminal(os.Stderr),
+		StdoutColumns:  terminalColumns(os.Stdout),
 		Executable:     exe,
 		Name:           name,
 	}
