@@ -3,6 +3,7 @@ package profile
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -35,6 +36,14 @@ import (
 //     and in all of them, distinct addresses (each becomes a location),
 //     memory-map lines (mappings), and Java location lines (functions and
 //     their names' bytes).
+//
+// Two steps of profile.Parse take time that grows faster than the input,
+// and the pre-pass bounds them too: it matches every address against every
+// mapping (and merges adjacent mappings by walking every location), and it
+// rebuilds a string replacer over all earlier "name=value" lines at each
+// such line of the memory map. So addresses × mappings is capped at
+// legacyMatchBudget and those lines at legacyMaxMapAttrs, both reported
+// under max_mappings.
 //
 // Detection (legacyVariant) mirrors the header checks of each legacy
 // parser, in profile.Parse's order, on the first bytes only; Parse then
@@ -220,6 +229,16 @@ func boundProtobufAttempt(data []byte, lim Limits) error {
 	return nil
 }
 
+// legacyMatchBudget caps distinct addresses × memory-map lines in a legacy
+// profile (pprof's remapMappingIDs and massageMappings cost their
+// product); legacyMaxMapAttrs caps the "name=value" lines of its memory
+// map (each rebuilds a replacer over all earlier ones). Genuine profiles
+// stay far below both.
+const (
+	legacyMatchBudget = 1 << 30
+	legacyMaxMapAttrs = 1024
+)
+
 // legacyScan counts what pprof's legacy parsers keep.
 type legacyScan struct {
 	samples, frames, locations, mappings, functions, stringBytes, labels counter
@@ -232,6 +251,7 @@ type legacyScan struct {
 	// sampleLabels is how many labels each sample gets (the heap
 	// parsers' "bytes" label).
 	sampleLabels int64
+	mapAttrs     int64 // "name=value" lines in the memory map
 }
 
 type legacyAddr struct {
@@ -287,6 +307,12 @@ func (s *legacyScan) mapLine(line []byte) error {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil
 	}
+	if bytes.IndexByte(line, '=') >= 0 {
+		if s.mapAttrs++; s.mapAttrs > legacyMaxMapAttrs {
+			return tooMany(FormatPprofLegacy, LimitMappings, legacyMaxMapAttrs, s.mapAttrs,
+				"name=value lines in a legacy profile's memory map")
+		}
+	}
 	if err := s.mappings.add(FormatPprofLegacy, 1); err != nil {
 		return err
 	}
@@ -305,6 +331,19 @@ func (s *legacyScan) javaLocation(line []byte) error {
 // more than the set of its distinct addresses (itself bounded).
 func scanLegacy(data []byte, lim Limits) error {
 	s := newLegacyScan(lim)
+	if err := s.scan(data); err != nil {
+		return err
+	}
+	// Checked once both counts are known: the memory map follows the
+	// samples.
+	if addrs, maps := int64(len(s.addrs)), s.mappings.n; maps > 1 && addrs > legacyMatchBudget/maps {
+		return tooMany(FormatPprofLegacy, LimitMappings, legacyMatchBudget/addrs, maps,
+			fmt.Sprintf("memory-map lines for %d distinct addresses (pprof matches every address against every mapping; at most %d matches)", addrs, legacyMatchBudget))
+	}
+	return nil
+}
+
+func (s *legacyScan) scan(data []byte) error {
 	if size, get, java := cpuHeader(data); size != 0 {
 		rest, err := s.binarySamples(data[5*size:], size, get)
 		if err != nil {

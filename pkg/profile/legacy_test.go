@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,6 +198,41 @@ func TestLegacyLimits(t *testing.T) {
 			}
 			if _, err := Parse(bytes.NewReader(tt.input), Options{Limits: raise(tt.lim, le.Observed)}); err != nil {
 				t.Fatalf("limit %s raised: %v", tt.limit, err)
+			}
+		})
+	}
+}
+
+// TestLegacyQuadraticBounds: the two steps of profile.Parse whose time
+// grows faster than the input (every address matched against every
+// mapping; a replacer rebuilt at each name=value line of the memory map)
+// are refused by the pre-pass, naming max_mappings, before Parse runs.
+func TestLegacyQuadraticBounds(t *testing.T) {
+	var addrs, maps, attrs strings.Builder
+	addrs.WriteString("heap profile: 1: 1 [1: 1] @ heap_v2/1\n")
+	for line := 0; line < 2; line++ {
+		addrs.WriteString("1: 1 [1: 1] @")
+		for i := 0; i < 1<<14; i++ {
+			fmt.Fprintf(&addrs, " 0x%x", line<<14|i)
+		}
+		addrs.WriteString("\n")
+	}
+	maps.WriteString("MAPPED_LIBRARIES:\n")
+	attrs.WriteString("MAPPED_LIBRARIES:\n")
+	for i := 0; i < 1<<15; i++ {
+		fmt.Fprintf(&maps, "%x-%x /m\n", i+1<<20, i+1<<20+1)
+		if i <= legacyMaxMapAttrs {
+			fmt.Fprintf(&attrs, "a%d=b\n", i)
+		}
+	}
+	for name, in := range map[string]string{
+		"addresses x mappings": addrs.String() + maps.String(),
+		"map attributes":       "heap profile: 1: 1 [1: 1] @ heap_v2/1\n1: 1 [1: 1] @ 0x1\n" + attrs.String(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse(strings.NewReader(in), Options{})
+			if le, ok := AsLimit(err); !ok || le.Limit != LimitMappings || le.Observed <= le.Max {
+				t.Fatalf("want a max_mappings refusal, got %v", err)
 			}
 		})
 	}
