@@ -258,7 +258,7 @@ func (*Adapter) Plan(req adapter.PlanRequest) (*adapter.Plan, error) {
 	if !opts.Coverage {
 		lim = append(lim, "no coverage was asked for (options.coverage)")
 	}
-	overhead := "none added: go test runs the workload's own flags plus -json (the go command converts the test output; the test binary is unchanged)"
+	overhead := "none added: go test runs with the workload's own flags plus -json (the test binary frames its output as events, which the go command converts; no instrumentation)"
 	if c.bench {
 		overhead += " and -benchmem (memory statistics are read outside the timed loop)"
 	}
