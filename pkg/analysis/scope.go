@@ -8,7 +8,12 @@
 //
 // Numbers follow `go tool pprof -top` exactly: frames are function-level
 // nodes named and merged as pprof merges them, flat counts the leaf,
-// cumulative counts a function once per sample even when it recurses.
+// cumulative counts a function once per sample even when it recurses;
+// rows carry pprof's sum% and inline labels, and results the unit pprof
+// would print them in. --focus/--ignore need every sample, which the
+// tables do not keep, so a filtered hotspots reads the native profile
+// (focus.go). A run id resolves to one of its profiles (scope.go); when
+// that is a choice, the result's source_note says which and why.
 package analysis
 
 import (

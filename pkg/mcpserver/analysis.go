@@ -60,9 +60,8 @@ func (s *server) analyzeHotspots(ctx context.Context, _ *mcp.CallToolRequest, in
 		pageText("frame(s)", res.Returned, res.Total, res.Truncated, res.Cursor))
 	if res.SourceNote != "" {
 		// First, so that an agent never reads another kind of profile
-		// than it expects without being told (the note names only
-		// flameox's words, the artifact's display name and sample type).
-		sum = res.SourceNote + ". " + sum
+		// than it expects without being told.
+		sum = choiceText(res.Source) + sum
 	}
 	if res.Parameters.Focus != "" || res.Parameters.Ignore != "" {
 		sum += "; filtered by focus/ignore as go tool pprof does"
@@ -104,7 +103,7 @@ func (s *server) stacksEdges(callers bool) handlerFunc[analysis.StacksRequest, a
 			sum += fmt.Sprintf("; the regexp matches %d frames, this is the heaviest (see matches)", len(res.Matches))
 		}
 		if res.SourceNote != "" {
-			sum = res.SourceNote + ". " + sum
+			sum = choiceText(res.Source) + sum
 		}
 		return res, sum, nil
 	}
@@ -147,10 +146,21 @@ func (s *server) viewerPlan(ctx context.Context, _ *mcp.CallToolRequest, in view
 		sum += "; it will serve " + plan.URL
 	}
 	if plan.SourceNote != "" {
-		sum = plan.SourceNote + ". " + sum
+		sum = "the run's profile was chosen (see source_note). " + sum
 	}
 	if !plan.Available {
 		sum += "; " + plan.Tool + " is not installed"
 	}
 	return plan, sum + "; a human runs it (or `flameox open " + plan.ArtifactID + " --launch`)", nil
+}
+
+// choiceText says, in ids and flameox's own words only (the summary is
+// prose an agent reads; names from artifacts stay in the structured
+// result), that a run id was resolved to one of several profiles or to a
+// profile that is not a CPU profile.
+func choiceText(src analysis.Source) string {
+	if src.Kind != "sample_profile" {
+		return "no CPU profile in this run: this reads " + src.ArtifactID + " (" + src.Kind + "), see source_note. "
+	}
+	return "the run has several profiles: this reads " + src.ArtifactID + ", see source_note. "
 }
