@@ -2,6 +2,7 @@ package profile
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -116,6 +117,26 @@ func TestDetectLegacy(t *testing.T) {
 				t.Errorf("variant %q, want %q", got, tt.variant)
 			}
 		})
+	}
+}
+
+// TestLegacyGzipped: a gzipped legacy profile is detected and read through
+// the gzip, as pprof reads it.
+func TestLegacyGzipped(t *testing.T) {
+	raw, err := os.ReadFile("testdata/google-pprof/profile__cppbench.heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(raw)
+	zw.Close()
+	if f := Detect(z.Bytes()); f != FormatPprofLegacy {
+		t.Fatalf("Detect = %s", f)
+	}
+	p, err := Parse(bytes.NewReader(z.Bytes()), Options{})
+	if err != nil || p.Format != FormatPprofLegacy || len(p.P.Sample) == 0 {
+		t.Fatalf("Parse: %v", err)
 	}
 }
 
