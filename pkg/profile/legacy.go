@@ -53,8 +53,8 @@ import (
 // legacyRE holds the header expressions of pprof's legacy parsers
 // (legacy_profile.go), copied so that detection agrees with them, and the
 // address and stack shapes the pre-pass and perf detection look for.
-var legacyRE = sync.OnceValue(func() struct{ heap, growth, fragmentation, count, threadz, thread, hexAddr, stackTail *regexp.Regexp } {
-	return struct{ heap, growth, fragmentation, count, threadz, thread, hexAddr, stackTail *regexp.Regexp }{
+var legacyRE = sync.OnceValue(func() *legacyExprs {
+	return &legacyExprs{
 		heap:          regexp.MustCompile(`heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] *@ *(heap[_a-z0-9]*)/?(\d*)`),
 		growth:        regexp.MustCompile(`heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] @ growthz?`),
 		fragmentation: regexp.MustCompile(`heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] @ fragmentationz?`),
@@ -66,6 +66,10 @@ var legacyRE = sync.OnceValue(func() struct{ heap, growth, fragmentation, count,
 		stackTail: regexp.MustCompile(`(?:^|\s)@(?:\s+0x[0-9a-fA-F]+)+\s*$`),
 	}
 })
+
+type legacyExprs struct {
+	heap, growth, fragmentation, count, threadz, thread, hexAddr, stackTail *regexp.Regexp
+}
 
 // cpuWords are the word readers pprof's parseCPU tries, in its order:
 // 32-bit little-endian, 32-bit big-endian, 64-bit little, 64-bit big.
