@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/query"
@@ -72,12 +73,33 @@ func (s *server) getRun(ctx context.Context, _ *mcp.CallToolRequest, in runInput
 		return nil, "", err
 	}
 	d = redactRunDetail(d)
-	return d, runText(d.Run, d.Published), nil
+	return d, runText(d.Run, d.Published, d.BenchmarkCount), nil
 }
 
-func runText(m *run.Manifest, published bool) string {
+func runText(m *run.Manifest, published bool, benchmarks int) string {
 	t := fmt.Sprintf("run %s (%s, revision %d): execution %s, capture %s, validation %s, %d artifact(s)", m.RunID, m.RunType,
 		m.Revision, m.ExecutionStatus, m.CaptureStatus, m.ValidationStatus, len(m.Artifacts))
+	if wl := m.Workload; wl != nil {
+		keys := make([]string, 0, len(wl.Parameters))
+		for k := range wl.Parameters {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		t += "; workload " + wl.Name
+		for _, k := range keys {
+			t += " " + k + "=" + wl.Parameters[k]
+		}
+		t += " under " + wl.Adapter
+	}
+	if p := m.Process; p != nil {
+		t += fmt.Sprintf("; exit %d", p.ExitCode)
+		if p.Signal != "" {
+			t += ", signal " + p.Signal
+		}
+	}
+	if benchmarks > 0 {
+		t += fmt.Sprintf("; %d benchmark(s)", benchmarks)
+	}
 	if !published {
 		t += "; not published yet"
 	}

@@ -45,6 +45,7 @@ var (
 	runB    = "1b2c3d4e-0000-4000-8000-000000000002"
 	runC    = "9f8e7d6c-0000-4000-8000-000000000003"
 	runD    = "5a5a5a5a-0000-4000-8000-000000000004"
+	runE    = "7e7e7e7e-0000-4000-8000-000000000005"
 	sixteen = int64(16)
 )
 
@@ -57,7 +58,7 @@ func f64(v float64) *float64 { return &v }
 // prints no JSON, a plan counts the dropped variables, limitations print
 // once.
 func TestRenderers(t *testing.T) {
-	runs := &query.RunList{Page: query.Page{Total: 4, Returned: 4}, Runs: []query.RunSummary{
+	runs := &query.RunList{Page: query.Page{Total: 5, Returned: 5}, Runs: []query.RunSummary{
 		{RunID: runA, RunType: "execution", CreatedAt: t0, ExecutionStatus: "succeeded", CaptureStatus: "registered", ValidationStatus: "passed",
 			WorkloadName: "bench", Parameters: map[string]string{"n": "131072", "mode": "fast"}, Adapter: "gotest", ExitCode: i32(0),
 			WallTimeNs: i64(3_542_000_000), PeakRSSBytes: i64(95_700_000), BenchmarkCount: 6, Reason: "succeeded"},
@@ -68,6 +69,8 @@ func TestRenderers(t *testing.T) {
 			WorkloadName: "cprog", Adapter: "perf", ExitCode: i32(3), WallTimeNs: i64(250_000_000), PeakRSSBytes: i64(0), Reason: "failed", ErrorCode: "PROCESS_FAILED"},
 		{RunID: runD, RunType: "import", CreatedAt: t0.Add(-3 * time.Minute), ExecutionStatus: "not_applicable", CaptureStatus: "quarantined", ValidationStatus: "not_requested",
 			SourceName: "gobench.heap", Reason: "quarantined: ARTIFACT_PARSE_FAILED", ErrorCode: "ARTIFACT_PARSE_FAILED"},
+		{RunID: runE, RunType: "execution", CreatedAt: t0.Add(-4 * time.Minute), ExecutionStatus: "cancelled", CaptureStatus: "cancelled", ValidationStatus: "not_requested",
+			WorkloadName: "bench", Parameters: map[string]string{}, Adapter: "gotest", Reason: "crash_recovery", ErrorCode: "PROCESS_CANCELLED"},
 	}}
 	meas := &query.MeasurementList{Page: query.Page{Total: 5, Returned: 5}, Measurements: []query.Measurement{
 		{RunID: runA, Name: "gobench.sec/op", ValueFloat: f64(0.00022002500000000002), Unit: "sec/op", Scope: "benchmark", Subject: "DirectSum/n=131072", WorkerID: "example.com/reversescan", ValueIndex: i32(0)},
@@ -126,7 +129,7 @@ func TestRenderers(t *testing.T) {
 		want, not []string
 	}{
 		{"runs-list", render(func(w *bytes.Buffer) { renderRuns(w, runs) }),
-			[]string{"bench mode=fast n=131072", "gotest", "3.542s", "91.3 MiB", "timed_out SIGKILL", "failed exit 3", "import gobench.heap", "timed_out (PROCESS_TIMEOUT)", "…"},
+			[]string{"bench mode=fast n=131072", "gotest", "3.542s", "91.3 MiB", "timed_out SIGKILL", "failed exit 3", "import gobench.heap", "registered (PROCESS_TIMEOUT)", "cancelled; crash_recovery (PROCESS_CANCELLED)", "…"},
 			nil},
 		{"runs-show", render(func(w *bytes.Buffer) { renderRun(w, detail) }),
 			[]string{"workload    md  doc=big  (adapter py-spy, collector py-spy 0.4.3)", "peak RSS 21.6 MiB (python3.11)", "collector   py-spy:", "benchmarks  6"},

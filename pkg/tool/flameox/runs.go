@@ -143,12 +143,11 @@ const whatWidth = 48
 // the benchmark count) and its capture state.
 func renderRuns(w io.Writer, res *query.RunList) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tCREATED\tWORKLOAD\tADAPTER\tOUTCOME\tWALL\tPEAK RSS\tBENCH\tCAPTURE\tREASON")
+	fmt.Fprintln(tw, "RUN\tCREATED\tWORKLOAD\tADAPTER\tOUTCOME\tWALL\tPEAK RSS\tBENCH\tSTATE")
 	for _, r := range res.Runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.RunID, r.CreatedAt.Format("2006-01-02 15:04:05"),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.RunID, r.CreatedAt.Format("2006-01-02 15:04:05"),
 			cli.Cut(runWhat(r), whatWidth), cli.Name(orDash(r.Adapter)), runOutcome(r.RunType, r.ExecutionStatus, r.ExitCode, r.Signal),
-			optNs(r.WallTimeNs), optBytes(r.PeakRSSBytes), optCount(r.BenchmarkCount), captureState(r.CaptureStatus, r.ValidationStatus),
-			cli.Name(orDash(runReason(r))))
+			optNs(r.WallTimeNs), optBytes(r.PeakRSSBytes), optCount(r.BenchmarkCount), cli.Name(runState(r)))
 	}
 	tw.Flush()
 	footer(w, res.Returned, res.Total, res.Truncated, res.Cursor)
@@ -195,23 +194,27 @@ func runOutcome(runType, status string, exit *int32, signal string) string {
 	return status
 }
 
-// captureState is the capture status, with the validation's when one was
-// asked for.
-func captureState(capture, validation string) string {
-	if validation == "" || validation == run.ValidationNotRequested {
-		return capture
+// runState is the capture status (with the validation's when one was
+// asked for) and why the run's latest revision was written, when that
+// says more than the statuses: "registered, validation passed",
+// "quarantined: ARTIFACT_PARSE_FAILED", "registered; owner process gone
+// (PROCESS_CANCELLED)". The error code is always there when there is one.
+func runState(r query.RunSummary) string {
+	state := r.CaptureStatus
+	if reason := r.Reason; reason != "" && reason != r.ExecutionStatus && reason != r.CaptureStatus {
+		if strings.HasPrefix(reason, r.CaptureStatus) {
+			state = reason
+		} else {
+			state += "; " + reason
+		}
 	}
-	return capture + ", validation " + validation
-}
-
-// runReason is the reason the run's revision was written, with the error
-// code when the reason does not name it.
-func runReason(r query.RunSummary) string {
-	reason := r.Reason
-	if r.ErrorCode != "" && !strings.Contains(reason, r.ErrorCode) {
-		reason = strings.TrimSpace(reason + " (" + r.ErrorCode + ")")
+	if v := r.ValidationStatus; v != "" && v != run.ValidationNotRequested {
+		state += ", validation " + v
 	}
-	return reason
+	if r.ErrorCode != "" && !strings.Contains(state, r.ErrorCode) {
+		state += " (" + r.ErrorCode + ")"
+	}
+	return state
 }
 
 func optNs(p *int64) string {
