@@ -200,7 +200,11 @@ func resolve(ctx context.Context, s *query.Session, input, thread, process strin
 		sc.lim = append(sc.lim, "The run has several profiles; this analysis reads "+sc.src.DisplayName+". Pass an artifact id for another: "+strings.Join(others, ", "))
 	}
 	if runID != "" {
-		sc.note = choiceNote(found[0].row, len(found)-1)
+		rows := make([]profileRow, len(found))
+		for i, f := range found {
+			rows[i] = f.row
+		}
+		sc.note = choiceNote(rows)
 	}
 	// The chosen generation's rows: sample types under the filters, and
 	// every thread label.
@@ -268,23 +272,33 @@ func resolve(ctx context.Context, s *query.Session, input, thread, process strin
 // profile at all, so that what is shown is never silently another kind of
 // profile than the user expects (a gotest run without a CPU profile would
 // otherwise show its memory profile as if it were one). It is "" when the
-// run's only profile is a sample profile.
-func choiceNote(chosen profileRow, others int) string {
+// run's only profile is a sample profile. found is resolve's candidates,
+// the chosen first.
+func choiceNote(found []profileRow) string {
+	chosen := found[0]
 	name := chosen.src.DisplayName
 	if name == "" {
 		name = chosen.src.ArtifactID
 	}
-	why := "primary"
-	if chosen.role != "primary" {
-		why = "newest"
+	samples := 0 // sample profiles among the others
+	for _, f := range found[1:] {
+		if f.src.Kind == "sample_profile" {
+			samples++
+		}
+	}
+	why := "the newest"
+	if chosen.role == "primary" {
+		why = "the primary"
 	}
 	switch {
-	case chosen.src.Kind != "sample_profile" && others == 0:
+	case chosen.src.Kind != "sample_profile" && len(found) == 1:
 		return "no CPU (sample) profile in this run; showing " + name + ", its only profile (" + chosen.src.Kind + ")"
 	case chosen.src.Kind != "sample_profile":
-		return fmt.Sprintf("no CPU (sample) profile in this run; showing %s (%s), the %s of its %d profiles", name, chosen.src.Kind, why, others+1)
-	case others > 0:
-		return fmt.Sprintf("this run has %d profiles; showing %s, its %s sample profile", others+1, name, why)
+		return fmt.Sprintf("no CPU (sample) profile in this run; showing %s (%s), %s of its %d profiles", name, chosen.src.Kind, why, len(found))
+	case samples == 0 && len(found) > 1:
+		return fmt.Sprintf("this run has %d profiles; showing %s, its CPU (sample) profile", len(found), name)
+	case len(found) > 1:
+		return fmt.Sprintf("this run has %d sample profiles; showing %s, %s", samples+1, name, why)
 	}
 	return ""
 }

@@ -216,3 +216,45 @@ func TestOpenPlansARealPort(t *testing.T) {
 		t.Fatalf("open:\n%s", out)
 	}
 }
+
+// TestGotestRunsSayWhichProfile is the issue's case: gotest captures
+// profile only when asked, so hotspots on a run id must say on its first
+// line which profile it shows, or refuse naming the option, never switch
+// silently to the memory profile.
+func TestGotestRunsSayWhichProfile(t *testing.T) {
+	need(t, "go")
+	dir := t.TempDir()
+	example := "../../../contrib/examples/reverse-scan"
+	for _, f := range []string{"go.mod", "scan.go", "scan_test.go"} {
+		b, err := os.ReadFile(filepath.Join(example, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+	}
+	mustOK(t, flameox(t, dir, "init"))
+	var toml strings.Builder
+	toml.WriteString("schema_version = 1\n")
+	for name, opts := range map[string]string{"none": "", "mem": `options = { profiles = "mem" }`, "both": `options = { profiles = "cpu,mem" }`} {
+		toml.WriteString("[workloads." + name + "]\n" +
+			`argv = ["go", "test", "-run", "^$", "-bench", "DirectSum/n=32768$", "-benchtime", "50ms", "."]` + "\n" +
+			"timeout_seconds = 120\nenv = { GOWORK = \"off\", GOFLAGS = \"-mod=mod\" }\n" + opts + "\n")
+	}
+	os.WriteFile(filepath.Join(dir, "flameox.toml"), []byte(toml.String()), 0o644)
+	first := func(name string) (string, result) {
+		mustOK(t, flameox(t, dir, "workload", "approve", name))
+		res := runOf(t, mustOK(t, flameox(t, dir, "capture", "run", "gotest", "--workload", name, "--json")).stdout)
+		r := flameox(t, dir, "analyze", "hotspots", res.Run.RunID, "--limit", "3")
+		line, _, _ := strings.Cut(r.stdout, "\n")
+		return line, r
+	}
+	if line, r := first("both"); !strings.HasPrefix(line, "this run has 2 profiles; showing cpu.pprof, its CPU (sample) profile, sample type cpu") {
+		t.Fatalf("cpu and mem: first line %q\n%s", line, r.stderr)
+	}
+	if line, r := first("mem"); !strings.HasPrefix(line, "no CPU (sample) profile in this run; showing mem.pprof") {
+		t.Fatalf("mem only: first line %q\n%s", line, r.stderr)
+	}
+	if _, r := first("none"); r.exit == 0 || !strings.Contains(r.stderr, `options.profiles = "cpu"`) {
+		t.Fatalf("no profile: exit %d\n%s%s", r.exit, r.stdout, r.stderr)
+	}
+}
