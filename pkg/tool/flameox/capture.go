@@ -104,7 +104,9 @@ func (c *Context) captureRequest(name string, args []string, quiet *bool) (*capt
 	fs := c.flags(name, "ADAPTER --workload NAME [--parameters KEY=VALUE[,KEY=VALUE]|JSON]...")
 	var f captureFlags
 	fs.StringVar(&f.workload, "workload", "", "declared workload name (required)")
-	fs.BoolVarP(&c.Verbose, "verbose", "v", false, "list every environment variable the plan drops")
+	if name == "capture plan" {
+		fs.BoolVarP(&c.Verbose, "verbose", "v", false, "list every environment variable the plan drops")
+	}
 	fs.StringArrayVar(&f.parameters, "parameters", nil, workload.ParametersUsage)
 	if quiet != nil {
 		fs.BoolVarP(quiet, "quiet", "q", false, "print no progress on stderr (progress shows only on a terminal, never with --json)")
