@@ -27,8 +27,9 @@ func formatQuantity(v float64, unit string) string {
 	}
 	cls := benchunit.ClassOf(tu)
 	whole := tv == math.Trunc(tv) && math.Abs(tv) < 1e15
-	if math.IsNaN(tv) || math.IsInf(tv, 0) {
-		return withUnit(strconv.FormatFloat(tv, 'g', -1, 64), "", tu)
+	if a := math.Abs(tv); math.IsNaN(tv) || math.IsInf(tv, 0) || a >= 1e16 || (a > 0 && a < 1e-12) {
+		// Past the largest and smallest SI prefixes benchunit has.
+		return withUnit(strconv.FormatFloat(tv, 'g', 4, 64), "", tu)
 	}
 	if tv == 0 || (whole && cls == benchunit.Decimal && !isTime(tu)) {
 		return withUnit(strconv.FormatInt(int64(tv), 10), "", tu)

@@ -1,6 +1,9 @@
 package flameox
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // Values print with benchstat's precision and the catalog's unit, never
 // as a raw float64.
@@ -30,9 +33,31 @@ func TestFormatQuantity(t *testing.T) {
 		{1234.5, "items/s", "1.234k items/s"},
 		{0.5, "", "500.0m"},
 		{-0.000002, "sec/op", "-2.000µs/op"},
+		{-1e300, "items/s", "-1e+300 items/s"},
+		{1e-20, "sec/op", "1e-20s/op"},
 	} {
 		if got := formatQuantity(tc.v, tc.unit); got != tc.want {
 			t.Errorf("formatQuantity(%v, %q) = %q, want %q", tc.v, tc.unit, got, tc.want)
 		}
 	}
+}
+
+// FuzzFormatQuantity: any value in any unit formats without a panic, to
+// a short string that starts with its number.
+func FuzzFormatQuantity(f *testing.F) {
+	for _, u := range []string{"sec/op", "ns", "B/op", "MB/s", "bytes", "count", "allocs/op", "nanoseconds", "", "µ/x", "B/B"} {
+		f.Add(1.5, u)
+	}
+	f.Add(math.Inf(1), "ns")
+	f.Add(math.NaN(), "bytes")
+	f.Add(-1e300, "items/s")
+	f.Fuzz(func(t *testing.T, v float64, unit string) {
+		if len(unit) > 64 {
+			return
+		}
+		s := formatQuantity(v, unit)
+		if s == "" || len(s) > 128+len(unit) {
+			t.Fatalf("formatQuantity(%v, %q) = %q", v, unit, s)
+		}
+	})
 }
