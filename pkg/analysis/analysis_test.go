@@ -254,9 +254,9 @@ func TestRankedMatchesAggregated(t *testing.T) {
 				forceAggregate = true
 				agg, b := allHotspots(t, ws, req)
 				forceAggregate = false
-				if len(byRank) != len(agg) || a.Total != b.Total || a.SymbolizedFraction != b.SymbolizedFraction {
-					t.Fatalf("%s %s thread %q: by rank %d rows (total %d, symbolized %v), aggregated %d (total %d, symbolized %v)",
-						filepath.Base(file), st.Type, th, len(byRank), a.Total, a.SymbolizedFraction, len(agg), b.Total, b.SymbolizedFraction)
+				if len(byRank) != len(agg) || a.Total != b.Total || a.SymbolizedFraction != b.SymbolizedFraction || a.OutputUnit != b.OutputUnit {
+					t.Fatalf("%s %s thread %q: by rank %d rows (total %d, symbolized %v, unit %q), aggregated %d (total %d, symbolized %v, unit %q)",
+						filepath.Base(file), st.Type, th, len(byRank), a.Total, a.SymbolizedFraction, a.OutputUnit, len(agg), b.Total, b.SymbolizedFraction, b.OutputUnit)
 				}
 				for j := range byRank {
 					if byRank[j] != agg[j] {
