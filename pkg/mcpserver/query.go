@@ -29,7 +29,7 @@ func (s *server) addQueryTools() {
 		Description: "One stored artifact: size, hash time, effective sensitivity and its registrations. Never the bytes.",
 		Annotations: readOnly("Get artifact")}, s.getArtifact)
 	addTool(s, &mcp.Tool{Name: "query_measurements",
-		Description: "Measured values with units and their raw hierarchy (worker, run index, value index, loops, warm-up), sorted by subject (the benchmark, test or package), name, run and value index. Filters: run, artifact, name prefix, subject, workload and parameter values. Warm-ups are excluded unless asked. Values are raw, one per repetition; no statistics are computed.",
+		Description: "Measured values with units and their raw hierarchy (worker, run index, value index, loops, warm-up), sorted by subject (the benchmark, test or package), unit (in go test -bench order: time, throughput, bytes, allocs), name, run and value index. Filters: run, artifact, name prefix, subject, workload and parameter values. Warm-ups are excluded unless asked. Values are raw, one per repetition; no statistics are computed.",
 		Annotations: readOnly("Query measurements")}, s.queryMeasurements, limitSchema(listLimit))
 	addTool(s, &mcp.Tool{Name: "get_evidence",
 		Description: "One typed piece of evidence by type and id (run, artifact, generation, analysis, finding, hypothesis, experiment, run_set, ...).",

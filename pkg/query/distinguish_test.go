@@ -168,6 +168,18 @@ func TestMeasurementsOrderAndFilters(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("order %v, want %v", got, want)
 	}
+	// Within a benchmark, units come in go test's order.
+	zedUnits, err := QueryMeasurements(context.Background(), f.ws, MeasurementsRequest{RunID: refs[3].RunID, Subject: "Zed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var units []string
+	for _, m := range zedUnits.Measurements {
+		units = append(units, m.Unit)
+	}
+	if want := []string{"sec/op", "sec/op", "B/op", "B/op", "allocs/op", "allocs/op"}; !slices.Equal(units, want) {
+		t.Fatalf("units %v, want %v", units, want)
+	}
 	runsOf := func(req MeasurementsRequest) []string {
 		t.Helper()
 		res, err := QueryMeasurements(ctx, f.ws, req)

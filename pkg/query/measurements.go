@@ -90,12 +90,17 @@ const measurementFilters = `($1 = '' OR m.run_id = $1) AND ($2 = '' OR m.artifac
 
 // measurementOrder sorts by what was measured, then where it sits in the
 // raw hierarchy; measurement_id makes the order total, so offsets page
-// exactly at one commit (the cursor is bound to it).
-const measurementOrder = `coalesce(m.subject, ''), m.name, m.run_id, coalesce(m.worker_id, ''),
-  coalesce(m.worker_run_index, -1), coalesce(m.value_index, -1), m.is_warmup DESC, m.measurement_id`
+// exactly at one commit (the cursor is bound to it). Within a subject,
+// units come in `go test -bench` order (time, throughput, bytes, allocs),
+// then by name.
+const measurementOrder = `coalesce(m.subject, ''),
+  CASE WHEN m.unit = 'sec' OR m.unit LIKE 'sec/%' OR m.unit IN ('ns', 'nanoseconds') THEN 0 WHEN m.unit LIKE 'B/s%' THEN 1
+       WHEN m.unit = 'B/op' THEN 2 WHEN m.unit = 'allocs/op' THEN 3 ELSE 4 END,
+  m.name, m.run_id, coalesce(m.worker_id, ''), coalesce(m.worker_run_index, -1), coalesce(m.value_index, -1),
+  m.is_warmup DESC, m.measurement_id`
 
 var (
-	qMeasurements = catalog.Query{Name: "measurements.query", Version: "2", SQL: `
+	qMeasurements = catalog.Query{Name: "measurements.query", Version: "3", SQL: `
 SELECT m.measurement_id, m.run_id, coalesce(m.artifact_id, ''), m.name, m.value_int, m.value_float, m.unit, m.aggregation, m.scope,
        coalesce(m.subject, ''), coalesce(m.worker_id, ''), m.worker_run_index, m.value_index, m.loop_count, m.is_warmup,
        coalesce(m.phase, ''), m.evidence_level
@@ -123,7 +128,7 @@ func QueryMeasurements(ctx context.Context, ws *workspace.Workspace, req Measure
 	return with(ctx, ws, func(s *Session) (*MeasurementList, error) {
 		filters := req
 		filters.Limit, filters.Cursor = 0, ""
-		want, key, err := s.resume(qMeasurements, filters, "subject, name, run_id, worker_id, worker_run_index, value_index, measurement_id", req.Cursor)
+		want, key, err := s.resume(qMeasurements, filters, "subject, unit rank, name, run_id, worker_id, worker_run_index, value_index, measurement_id", req.Cursor)
 		if err != nil {
 			return nil, err
 		}
