@@ -35,7 +35,7 @@ func (s *server) addAnalysisTools() {
 		Description: "Frames a frame calls, weighted by the samples in which the call occurs. frame_id is a frame id or a regexp of function names (like go tool pprof -peek).",
 		Annotations: readOnly("Frame callees")}, s.stacksEdges(false), limitSchema(edgesLimit))
 	addTool(s, &mcp.Tool{Name: "get_stack_examples",
-		Description: "The heaviest stored stacks through a frame (root first, at most 64 frames each, leaf side kept).",
+		Description: "The heaviest stored stacks through a frame (root first, at most 64 frames each, leaf side kept). frame_id is a frame id or a regexp of function names.",
 		Annotations: readOnly("Stack examples")}, s.stackExamples, limitSchema(examplesLimit))
 	addTool(s, &mcp.Tool{Name: "get_native_viewer_plan",
 		Description: "The command a human can run to open an artifact in its own ecosystem's viewer (go tool pprof, perf report, ...). Never launches anything.",
