@@ -17,7 +17,7 @@ const listLimit = 20
 
 func (s *server) addQueryTools() {
 	addTool(s, &mcp.Tool{Name: "list_runs",
-		Description: "Runs of the published corpus, newest first, with their execution, capture and validation states and what tells them apart: workload and parameter values (or the imported file's name), adapter, exit code or signal, wall time, peak RSS, benchmark count. Filters are exact; pages with cursor.",
+		Description: "Runs of the published corpus, newest first, with their execution, capture and validation states and what tells them apart: workload and parameter values (or the imported file's name), adapter, exit code or signal, wall time, peak RSS, benchmark count. Filters (workload, parameter values, statuses, time) are exact; pages with cursor.",
 		Annotations: readOnly("List runs")}, s.listRuns, limitSchema(listLimit))
 	addTool(s, &mcp.Tool{Name: "get_run",
 		Description: "One run's manifest at its latest published revision (or its current one if not yet published): states, process outcome, containment, identity, artifacts. Command lines and environment names are not returned.",

@@ -88,6 +88,9 @@ func TestRunsDistinguish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n, err := ListRuns(context.Background(), f.ws, ListRunsRequest{Parameters: map[string]string{"n": "2"}}); err != nil || n.Total != 1 || n.Runs[0].RunID != refs[1].RunID {
+		t.Fatalf("runs with n=2: %+v %v", n, err)
+	}
 	byID := map[string]RunSummary{}
 	for _, r := range res.Runs {
 		byID[r.RunID] = r

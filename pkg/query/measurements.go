@@ -68,15 +68,25 @@ func ParseParameter(kv string) (key, value string, err error) {
 	return strings.TrimSpace(k), v, nil
 }
 
-// pairs renders the parameter filter as sorted key=value strings (a key
-// is a declared parameter name, which never holds "=").
-func (req MeasurementsRequest) pairs() []string {
-	out := make([]string, 0, len(req.Parameters))
-	for k, v := range req.Parameters {
+// parameterPairs renders a parameter filter as sorted key=value strings
+// (a key is a declared parameter name, which never holds "=").
+func parameterPairs(p map[string]string) []string {
+	out := make([]string, 0, len(p))
+	for k, v := range p {
 		out = append(out, k+"="+v)
 	}
 	slices.Sort(out)
 	return out
+}
+
+// checkParameterNames refuses a filter key that no parameter can have.
+func checkParameterNames(p map[string]string) error {
+	for k := range p {
+		if k == "" || strings.Contains(k, "=") {
+			return fault.New(fault.InvalidArguments, "parameter name %q is not a declared parameter name", k)
+		}
+	}
+	return nil
 }
 
 // The workload and parameter filters keep the measurements of the runs
@@ -120,10 +130,8 @@ func QueryMeasurements(ctx context.Context, ws *workspace.Workspace, req Measure
 	if err != nil {
 		return nil, err
 	}
-	for k := range req.Parameters {
-		if k == "" || strings.Contains(k, "=") {
-			return nil, fault.New(fault.InvalidArguments, "parameter name %q is not a declared parameter name", k)
-		}
+	if err := checkParameterNames(req.Parameters); err != nil {
+		return nil, err
 	}
 	return with(ctx, ws, func(s *Session) (*MeasurementList, error) {
 		filters := req
@@ -138,7 +146,7 @@ func QueryMeasurements(ctx context.Context, ws *workspace.Workspace, req Measure
 				return nil, fault.New(fault.InvalidArguments, "the cursor is not valid (key)")
 			}
 		}
-		fargs := []any{req.RunID, req.ArtifactID, req.NamePrefix, req.IncludeWarmups, req.Subject, req.Workload, req.pairs()}
+		fargs := []any{req.RunID, req.ArtifactID, req.NamePrefix, req.IncludeWarmups, req.Subject, req.Workload, parameterPairs(req.Parameters)}
 		res := &MeasurementList{SchemaVersion: 1, Query: qMeasurements.ID(), CorpusCommitID: s.Commit(), Measurements: []Measurement{}}
 		err = s.R.Scan(ctx, qMeasurements, append(fargs, limit+1, offset), func(rows *sql.Rows) error {
 			for rows.Next() {

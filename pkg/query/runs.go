@@ -56,21 +56,26 @@ type RunList struct {
 
 // ListRunsRequest filters and pages a run list. Empty filters match all.
 type ListRunsRequest struct {
-	RunType          string    `json:"run_type,omitempty" jsonschema:"import or execution"`
-	ExecutionStatus  string    `json:"execution_status,omitempty" jsonschema:"e.g. succeeded, failed, timed_out"`
-	CaptureStatus    string    `json:"capture_status,omitempty" jsonschema:"e.g. registered, failed"`
-	ValidationStatus string    `json:"validation_status,omitempty" jsonschema:"e.g. passed, failed, not_requested"`
-	Workload         string    `json:"workload,omitempty" jsonschema:"declared workload name"`
-	CreatedAfter     time.Time `json:"created_after,omitzero" jsonschema:"only runs created at or after this time (RFC 3339)"`
-	CreatedBefore    time.Time `json:"created_before,omitzero" jsonschema:"only runs created before this time (RFC 3339)"`
-	Limit            int       `json:"limit,omitempty" jsonschema:"rows to return (default 50, max 1000)"`
-	Cursor           string    `json:"cursor,omitempty" jsonschema:"cursor from a previous page"`
+	RunType          string `json:"run_type,omitempty" jsonschema:"import or execution"`
+	ExecutionStatus  string `json:"execution_status,omitempty" jsonschema:"e.g. succeeded, failed, timed_out"`
+	CaptureStatus    string `json:"capture_status,omitempty" jsonschema:"e.g. registered, failed"`
+	ValidationStatus string `json:"validation_status,omitempty" jsonschema:"e.g. passed, failed, not_requested"`
+	Workload         string `json:"workload,omitempty" jsonschema:"declared workload name"`
+	// Parameters keeps runs whose workload had every one of these
+	// parameter values (canonical text, as the list shows them).
+	Parameters    map[string]string `json:"parameters,omitempty" jsonschema:"only runs whose workload had these parameter values (canonical text), e.g. {\"n\": \"1024\"}"`
+	CreatedAfter  time.Time         `json:"created_after,omitzero" jsonschema:"only runs created at or after this time (RFC 3339)"`
+	CreatedBefore time.Time         `json:"created_before,omitzero" jsonschema:"only runs created before this time (RFC 3339)"`
+	Limit         int               `json:"limit,omitempty" jsonschema:"rows to return (default 50, max 1000)"`
+	Cursor        string            `json:"cursor,omitempty" jsonschema:"cursor from a previous page"`
 }
 
 const runFilters = `
 	($1 = '' OR r.run_type = $1) AND ($2 = '' OR r.execution_status = $2) AND ($3 = '' OR r.capture_status = $3)
 	AND ($4 = '' OR r.validation_status = $4) AND ($5 = '' OR r.workload_name = $5)
-	AND ($6::TIMESTAMPTZ IS NULL OR r.created_at >= $6) AND ($7::TIMESTAMPTZ IS NULL OR r.created_at < $7)`
+	AND ($6::TIMESTAMPTZ IS NULL OR r.created_at >= $6) AND ($7::TIMESTAMPTZ IS NULL OR r.created_at < $7)
+	AND (len($8::VARCHAR[]) = 0 OR NOT EXISTS (SELECT 1 FROM (SELECT unnest($8::VARCHAR[]) AS kv) p
+	      WHERE r.workload_parameters[split_part(p.kv, '=', 1)] IS DISTINCT FROM substr(p.kv, strpos(p.kv, '=') + 1)))`
 
 var (
 	// The page is chosen first; the artifact and benchmark counts are then
@@ -84,9 +89,9 @@ SELECT r.run_id, r.revision, r.run_type, r.created_at, r.execution_status, r.cap
        r.wall_time_ns, r.peak_rss_bytes
 FROM runs_current r
 WHERE ` + runFilters + `
-  AND ($8::BIGINT IS NULL OR epoch_us(r.created_at) < $8 OR (epoch_us(r.created_at) = $8 AND r.run_id < $9))
+  AND ($9::BIGINT IS NULL OR epoch_us(r.created_at) < $9 OR (epoch_us(r.created_at) = $9 AND r.run_id < $10))
 ORDER BY r.created_at DESC, r.run_id DESC
-LIMIT $10)
+LIMIT $11)
 SELECT p.run_id, p.revision, p.run_type, p.created_at, p.execution_status, p.capture_status, p.validation_status,
        p.workload_name, p.environment_id, p.source_state_id,
        (SELECT count(*) FROM artifacts_current a WHERE a.run_id = p.run_id), p.created_us, p.reason, p.error_code,
@@ -98,12 +103,12 @@ SELECT p.run_id, p.revision, p.run_type, p.created_at, p.execution_status, p.cap
             WHERE m.run_id = p.run_id AND m.scope = 'benchmark' AND m.subject IS NOT NULL)
 FROM page p
 ORDER BY p.created_at DESC, p.run_id DESC`}
-	qRunsCount = catalog.Query{Name: "runs.count", Version: "1", SQL: `SELECT count(*) FROM runs_current r WHERE ` + runFilters}
+	qRunsCount = catalog.Query{Name: "runs.count", Version: "2", SQL: `SELECT count(*) FROM runs_current r WHERE ` + runFilters}
 )
 
 func (req ListRunsRequest) filterArgs() []any {
 	return []any{req.RunType, req.ExecutionStatus, req.CaptureStatus, req.ValidationStatus, req.Workload,
-		timeArg(req.CreatedAfter), timeArg(req.CreatedBefore)}
+		timeArg(req.CreatedAfter), timeArg(req.CreatedBefore), parameterPairs(req.Parameters)}
 }
 
 func timeArg(t time.Time) any {
@@ -118,6 +123,9 @@ func timeArg(t time.Time) any {
 func ListRuns(ctx context.Context, ws *workspace.Workspace, req ListRunsRequest) (*RunList, error) {
 	limit, err := Limit(req.Limit)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkParameterNames(req.Parameters); err != nil {
 		return nil, err
 	}
 	return with(ctx, ws, func(s *Session) (*RunList, error) {

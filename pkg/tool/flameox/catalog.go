@@ -29,15 +29,9 @@ func measurementsQuery(ctx context.Context, c *Context, args []string) error {
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
-	for _, kv := range params {
-		k, v, err := query.ParseParameter(kv)
-		if err != nil {
-			return err
-		}
-		if req.Parameters == nil {
-			req.Parameters = map[string]string{}
-		}
-		req.Parameters[k] = v
+	var err error
+	if req.Parameters, err = parameterFilter(params); err != nil {
+		return err
 	}
 	ws, err := c.workspace()
 	if err != nil {

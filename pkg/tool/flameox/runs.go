@@ -108,6 +108,8 @@ func runsList(ctx context.Context, c *Context, args []string) error {
 	fs.StringVar(&req.CaptureStatus, "capture-status", "", "e.g. registered, failed")
 	fs.StringVar(&req.ValidationStatus, "validation-status", "", "e.g. passed, failed")
 	fs.StringVar(&req.Workload, "workload", "", "declared workload name")
+	var params []string
+	fs.StringArrayVar(&params, "parameter", nil, "only runs whose workload had this parameter value, KEY=VALUE (repeatable; all must match)")
 	fs.StringVar(&since, "since", "", "only runs created at or after this RFC 3339 time")
 	fs.StringVar(&until, "until", "", "only runs created before this RFC 3339 time")
 	cli.PageFlags(fs, &req.Limit, &req.Cursor, query.DefaultLimit, query.MaxLimit)
@@ -115,6 +117,9 @@ func runsList(ctx context.Context, c *Context, args []string) error {
 		return err
 	}
 	var err error
+	if req.Parameters, err = parameterFilter(params); err != nil {
+		return err
+	}
 	if req.CreatedAfter, err = parseTime("--since", since); err != nil {
 		return err
 	}
@@ -236,6 +241,26 @@ func optCount(n int) string {
 		return "-"
 	}
 	return fmt.Sprint(n)
+}
+
+// parameterFilter reads repeated --parameter KEY=VALUE flags; nil when
+// there are none.
+func parameterFilter(flags []string) (map[string]string, error) {
+	var out map[string]string
+	for _, kv := range flags {
+		k, v, err := query.ParseParameter(kv)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		if _, dup := out[k]; dup {
+			return nil, cli.Usagef("--parameter %s is given twice", k)
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 func parseTime(flag, v string) (time.Time, error) {
