@@ -115,7 +115,7 @@ func TestRenderers(t *testing.T) {
 	plan.Limits.TimeoutNs, plan.Limits.GraceNs, plan.Limits.MaxOutputBytes = 300e9, 2e9, 16<<20
 	res := &capture.Result{Plan: plan, CorpusCommitID: "165aa37b68ea0000", Limitations: lims, Run: &run.Manifest{
 		RunID: runA, ExecutionStatus: "succeeded", CaptureStatus: "registered", ValidationStatus: "not_requested",
-		Process:   &run.ProcessInfo{WallTimeNs: 3_542_000_000, UserTimeNs: 3_453_000_000, SystemTimeNs: 182_000_000, PeakRSSBytes: 100_352_000, PeakRSSSource: "wait4"},
+		Process:   &run.ProcessInfo{WallTimeNs: 3_542_000_000, UserTimeNs: 3_453_000_000, SystemTimeNs: 182_000_000, PeakRSSBytes: 100_352_000, PeakRSSSource: "wait4", Processes: []string{"go", "compile", "vet"}},
 		Artifacts: []run.Registration{}, Limitations: lims}}
 	wl := &workload.Detail{Name: "bench", DefinitionID: "sha256:275f", Approval: "changed", Changes: []string{"argv[3]: \"^$\" -> \"x\""},
 		Definition: workload.Definition{Name: "bench", Argv: []string{"go", "test", "-run", "^$", "-bench", ".", "-count", "{count}", "."}, Cwd: ".", TimeoutSeconds: 300,
@@ -144,7 +144,7 @@ func TestRenderers(t *testing.T) {
 		{"plan", render(func(w *bytes.Buffer) { renderPlan(w, plan, false) }),
 			[]string{"drops 35 inherited variable(s) (--verbose lists them)"}, []string{"VAR_A"}},
 		{"plan-verbose", render(func(w *bytes.Buffer) { renderPlan(w, plan, true) }), []string{"VAR_A,"}, nil},
-		{"capture", render(func(w *bytes.Buffer) { renderCapture(w, res) }), []string{"wall 3.542s", "peak RSS 95.7 MiB"}, nil},
+		{"capture", render(func(w *bytes.Buffer) { renderCapture(w, res) }), []string{"wall 3.542s", "peak RSS 95.7 MiB (go and its children)"}, []string{"vet"}},
 		{"workload-show", render(func(w *bytes.Buffer) { renderWorkload(w, wl) }),
 			[]string{"argv        go test -run '^$' -bench . -count '{count}' .", "count (integer) in [1, 50], default 1", "mode (string) one of fast, slow, default fast",
 				"GOFLAGS=-mod=mod", "options     coverage=false", "changed:", "oracle      smoke: go vet ./..."},

@@ -361,8 +361,8 @@ func renderRun(w io.Writer, d *query.RunDetail) {
 
 // processLine is how a process ended and what it used: "exit 0, wall
 // 3.542s, user 3.453s, sys 182.0ms, peak RSS 95.7 MiB (python3.11)". The
-// figures are the workload's own (see run.ProcessInfo); peak RSS says
-// when it is unknown.
+// figures are the workload's own (see run.ProcessInfo), named by its root
+// process; peak RSS says when it is unknown.
 func processLine(p *run.ProcessInfo) string {
 	out := fmt.Sprintf("exit %d", p.ExitCode)
 	if p.Signal != "" {
@@ -373,8 +373,14 @@ func processLine(p *run.ProcessInfo) string {
 	}
 	out += ", wall " + formatQuantity(float64(p.WallTimeNs), "ns") + ", user " + formatQuantity(float64(p.UserTimeNs), "ns") +
 		", sys " + formatQuantity(float64(p.SystemTimeNs), "ns") + ", peak RSS " + rssText(p.PeakRSSBytes, p.PeakRSSSource)
-	if len(p.Processes) > 0 {
-		out += " (" + cli.Cut(strings.Join(p.Processes, ", "), 60) + ")"
+	switch len(p.Processes) {
+	case 0:
+	case 1:
+		out += " (" + cli.Cut(p.Processes[0], 40) + ")"
+	default:
+		// The sampled children differ run to run; the root does not
+		// (--json lists them all).
+		out += " (" + cli.Cut(p.Processes[0], 40) + " and its children)"
 	}
 	return out
 }
