@@ -246,6 +246,7 @@ func (*Adapter) Plan(req adapter.PlanRequest) (*adapter.Plan, error) {
 			": compare them only with captures taken the same way, and time benchmarks in a capture without profiles or coverage")
 	}
 	lim = append(lim, "stdout is the `go test -json` (test2json) event stream, registered as process_output; benchmark lines are inside its output events")
+	lim = append(lim, "the process wall time is the whole go test command, building the test binary included; the measurements gotest.build_time and gotest.run_time split it")
 	if c.bench && len(perturbed) == 0 {
 		lim = append(lim, "benchmarks run as plain `go test -bench` runs them: no profiling or coverage (ask for them with the workload's options profiles and coverage, in a separate capture)")
 	}

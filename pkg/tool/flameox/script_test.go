@@ -72,6 +72,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"scrub": scrub,
+			"grab":  grab,
 		},
 	})
 }
@@ -126,4 +127,17 @@ func scrub(ts *testscript.TestScript, neg bool, args []string) {
 		text = s.re.ReplaceAllString(text, s.with)
 	}
 	fmt.Fprint(ts.Stdout(), text)
+}
+
+// grab NAME REGEXP sets $NAME to the first submatch of REGEXP in the last
+// command's stdout (a run id a later command needs).
+func grab(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: grab NAME REGEXP")
+	}
+	m := regexp.MustCompile(args[1]).FindStringSubmatch(ts.ReadFile("stdout"))
+	if len(m) < 2 {
+		ts.Fatalf("grab: %q matches nothing in stdout", args[1])
+	}
+	ts.Setenv(args[0], m[1])
 }
