@@ -12,6 +12,8 @@
 #   BENCH=<re>    -bench pattern (default: .)
 #   BENCHTIME=<d> -benchtime (default: 100ms)
 #   ROUNDS=<n>    interleaved rounds, one -count=1 run each (default: 10)
+#   OPTIONS=<toml> the workload's options, e.g. 'profiles = "cpu,mem", coverage = "true"'
+#                 to see what instrumentation does (default: none, the default capture)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${1:-$here/bin}
@@ -32,6 +34,7 @@ schema_version = 1
 argv = ["go", "test", "-run", "^\$", "-bench", "$bench", "-benchtime", "$benchtime", "-count", "1", "$pkg"]
 timeout_seconds = 900
 env = { GOWORK = "off", GOFLAGS = "-mod=mod" }
+options = { ${OPTIONS:-} }
 TOML
 "$bin/flameox" init >/dev/null
 "$bin/flameox" workload approve bench >/dev/null
