@@ -188,6 +188,14 @@ func TestHotspotsErrors(t *testing.T) {
 	var sum int64
 	for _, e := range callers.Edges {
 		sum += e.Value
+		// A caller's inclusive total covers every sample in which it calls
+		// the focus (issue 14: edges showed inclusive 0 beside a value).
+		if e.Value != 0 && (e.Inclusive == 0 || abs(e.Inclusive) < abs(e.Value)) {
+			t.Errorf("caller %s: inclusive %d beside edge value %d", e.Function, e.Inclusive, e.Value)
+		}
+	}
+	if len(callers.Edges) == 0 {
+		t.Error("the top frame has no callers")
 	}
 	if len(callers.Edges) > 0 && sum < callers.Focus.Inclusive-callers.Focus.Self && !strings.Contains(strings.Join(callers.Limitations, " "), "root") {
 		t.Logf("callers cover %d of %d", sum, callers.Focus.Inclusive)

@@ -27,7 +27,9 @@ type StacksRequest struct {
 }
 
 // Edge is a caller or callee of the focal frame, weighted by the samples in
-// which the call occurs (once per sample).
+// which the call occurs (once per sample). Its Frame carries that frame's
+// own self and inclusive totals over the whole profile (under the same
+// filters), so an edge never shows inclusive 0 beside a non-zero value.
 type Edge struct {
 	Frame
 	Value       int64   `json:"value"`
@@ -66,14 +68,16 @@ WITH e AS (
   WHERE ` + frameFilter + ` AND %s = $7 GROUP BY other),
 f AS (SELECT frame_id, any_value(function) AS function, any_value(file) AS file, any_value(start_line) AS start_line,
              any_value(module) AS module, any_value(symbolization) AS symbolization
-      FROM frames WHERE artifact_id = $2 AND evidence_generation_id = $3 GROUP BY frame_id)
+      FROM frames WHERE artifact_id = $2 AND evidence_generation_id = $3 GROUP BY frame_id),
+m AS (SELECT frame_id, sum(self_value) AS self, sum(inclusive_value) AS incl FROM frame_measurements
+      WHERE ` + frameFilter + ` AND frame_id IN (SELECT other FROM e) GROUP BY frame_id)
 SELECT e.other, coalesce(f.function, ''), coalesce(f.file, ''), coalesce(f.start_line, 0), coalesce(f.module, ''),
-       coalesce(f.symbolization, 'none') = 'none', e.v, e.n, count(*) OVER ()
-FROM e LEFT JOIN f ON f.frame_id = e.other
+       coalesce(f.symbolization, 'none') = 'none', coalesce(m.self, 0), coalesce(m.incl, 0), e.v, e.n, count(*) OVER ()
+FROM e LEFT JOIN f ON f.frame_id = e.other LEFT JOIN m ON m.frame_id = e.other
 ORDER BY abs(e.v) DESC, f.function ASC
 LIMIT $8 OFFSET $9`
-	qCallers = catalog.Query{Name: "analysis.callers", Version: "1", SQL: sprintf(edgeSQL, "parent_frame_id", "child_frame_id")}
-	qCallees = catalog.Query{Name: "analysis.callees", Version: "1", SQL: sprintf(edgeSQL, "child_frame_id", "parent_frame_id")}
+	qCallers = catalog.Query{Name: "analysis.callers", Version: "2", SQL: sprintf(edgeSQL, "parent_frame_id", "child_frame_id")}
+	qCallees = catalog.Query{Name: "analysis.callees", Version: "2", SQL: sprintf(edgeSQL, "child_frame_id", "parent_frame_id")}
 )
 
 func sprintf(format string, a, b string) string {
@@ -261,7 +265,7 @@ func edges(ctx context.Context, ws *workspace.Workspace, req StacksRequest, q ca
 			var e Edge
 			var start int32
 			var n uint64
-			if err := rows.Scan(&e.FrameID, &e.Function, &e.File, &start, &e.Module, &e.Unsymbolized, &e.Value, &n, &res.Total); err != nil {
+			if err := rows.Scan(&e.FrameID, &e.Function, &e.File, &start, &e.Module, &e.Unsymbolized, &e.Self, &e.Inclusive, &e.Value, &n, &res.Total); err != nil {
 				return err
 			}
 			if len(res.Edges) == d.limit {
@@ -270,6 +274,7 @@ func edges(ctx context.Context, ws *workspace.Workspace, req StacksRequest, q ca
 			}
 			e.StartLine, e.SampleCount = int(start), n
 			e.Fraction = frac(e.Value, d.focus.Inclusive)
+			e.SelfFraction, e.InclusiveFraction = frac(e.Self, d.st.Total), frac(e.Inclusive, d.st.Total)
 			res.Edges = append(res.Edges, e)
 		}
 		return nil
