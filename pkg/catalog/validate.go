@@ -45,7 +45,10 @@ type TableStatus struct {
 type ValidateResult struct {
 	Valid    bool     `json:"valid"`
 	Problems []string `json:"problems"`
-	Status   *Status  `json:"status"`
+	// Note says why a valid result has no catalog to inspect (a fresh
+	// workspace has none: it is built on demand and no query needs it).
+	Note   string  `json:"note,omitempty"`
+	Status *Status `json:"status"`
 }
 
 // builtinExtensions are the extensions DuckDB v1.5 (as linked by
@@ -64,10 +67,11 @@ func ReadStatus(root string) (*Status, error) {
 	return res.Status, nil
 }
 
-// Validate opens catalog.duckdb read-only and reports every problem: a
-// missing or unreadable file, a wrong format, and anything besides the two
+// Validate opens catalog.duckdb read-only and reports every problem: an
+// unreadable file, a wrong format, and anything besides the two
 // known tables (other tables, views, macros, sequences, types, indexes,
-// schemas, attached databases, non-built-in extensions, secrets).
+// schemas, attached databases, non-built-in extensions, secrets). A
+// missing file is valid, with a Note: nothing is there to be wrong.
 func Validate(ctx context.Context, root string) (*ValidateResult, error) {
 	head, err := corpus.HeadID(root)
 	if err != nil {
@@ -77,7 +81,10 @@ func Validate(ctx context.Context, root string) (*ValidateResult, error) {
 	st := &Status{Path: path, Head: head, Tables: []TableStatus{}}
 	res := &ValidateResult{Status: st, Problems: []string{}}
 	if fi, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-		res.Problems = append(res.Problems, FileName+" does not exist; run the catalog rebuild")
+		// Not a problem: the catalog is a rebuildable index that no query
+		// depends on, and a fresh workspace has none yet.
+		res.Valid = true
+		res.Note = FileName + " does not exist yet (queries do not need it; `flameox catalog rebuild` builds it)"
 		return res, nil
 	} else if err != nil || !fi.Mode().IsRegular() {
 		st.Exists = true

@@ -219,7 +219,10 @@ func catalogValidate(ctx context.Context, c *Context, args []string) error {
 		return err
 	}
 	if err := c.emit(res, func(w io.Writer) {
-		if res.Valid {
+		switch {
+		case res.Note != "":
+			fmt.Fprintln(w, cli.Safe(res.Note))
+		case res.Valid:
 			fmt.Fprintln(w, "catalog.duckdb is valid")
 		}
 		for _, p := range res.Problems {
