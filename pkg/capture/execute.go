@@ -45,6 +45,9 @@ type Result struct {
 	ArtifactIDs    []string      `json:"artifact_ids"`
 	CorpusCommitID string        `json:"corpus_commit_id,omitempty"`
 	Limitations    []string      `json:"limitations"`
+	// Failure says why the workload did not succeed, with the tails of
+	// its output; absent when it succeeded.
+	Failure *Failure `json:"failure,omitempty"`
 }
 
 // Execute plans and runs a capture: the approved workload under its
@@ -94,6 +97,9 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 	runs := &run.Store{Root: s.WS.Root}
 	if err := s.locked(ctx, func() error { return runs.Create(m) }); err != nil {
 		return nil, err
+	}
+	if s.OnRun != nil {
+		s.OnRun(m.RunID)
 	}
 	faultpoint.Hit("capture.spawning")
 	out, err := artifact.NewStagingDir(s.WS.Root, "capture")
@@ -189,6 +195,13 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 		final.CaptureStatus = run.CaptureCancelled
 	}
 	final.Reason = final.ExecutionStatus
+	var fail *Failure
+	if failed(&final) {
+		fail = s.readFailure(wctx, real, &final, out)
+		if final.Error != nil {
+			final.Error.With("failure_class", fail.Class).With("failure", fail.Summary).Fix(fail.Remediation...)
+		}
+	}
 	if err := s.locked(wctx, func() error { return runs.Append(&m, final) }); err != nil {
 		return nil, err
 	}
@@ -197,7 +210,7 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 	for i, r := range regs {
 		ids[i] = r.ArtifactID
 	}
-	return &Result{SchemaVersion: 1, Plan: real.plan, Run: &m, ArtifactIDs: ids, Limitations: nonNil(m.Limitations)}, nil
+	return &Result{SchemaVersion: 1, Plan: real.plan, Run: &m, ArtifactIDs: ids, Limitations: nonNil(m.Limitations), Failure: fail}, nil
 }
 
 // collectIdentity starts collecting the environment and source identity

@@ -154,12 +154,12 @@ func (s *server) readResource(ctx context.Context, uri, prefix, refType string) 
 
 // resourceNotFound is mcp.ResourceNotFoundError with its data encoded as
 // JSON (the SDK quotes the URI with %q, which is not JSON for every
-// string).
+// string); resourceErrors sets the code the session's protocol expects.
 func resourceNotFound(uri string) error {
 	data, _ := json.Marshal(struct { // a string always encodes
 		URI string `json:"uri"`
 	}{uri})
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Resource not found", Data: data}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: resourceNotFoundMessageSDK, Data: data}
 }
 
 // notFound maps "no such row" (and a type the corpus has no table for

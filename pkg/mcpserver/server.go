@@ -61,6 +61,16 @@ type Options struct {
 	// MaxFrameBytes bounds one inbound JSON-RPC line on stdin (default
 	// DefaultMaxFrameBytes); a longer one is answered with an error.
 	MaxFrameBytes int
+	// ProgressInterval is how often a long call that was given a progress
+	// token repeats its current phase (default 5 seconds).
+	ProgressInterval time.Duration
+	// MaxRunningJobs bounds the detached jobs running at once (default
+	// 2); start_capture refuses more. MaxFinishedJobs (default 32) and
+	// JobRetention (default 1 hour) bound the finished ones kept for
+	// get_job. Jobs live in the server process only.
+	MaxRunningJobs  int
+	MaxFinishedJobs int
+	JobRetention    time.Duration
 }
 
 // server is one MCP server and its state.
@@ -71,6 +81,7 @@ type server struct {
 	inputs map[string]*toolInput // tool name → input schema facts
 	// readers stay open between calls while HEAD does not move.
 	readers *query.Readers
+	jobs    *jobStore
 }
 
 // New builds the MCP server with every tool and resource template.
@@ -86,6 +97,9 @@ func newServer(opts Options) *server {
 	if opts.TokenTTL <= 0 {
 		opts.TokenTTL = 5 * time.Minute
 	}
+	if opts.ProgressInterval <= 0 {
+		opts.ProgressInterval = 5 * time.Second
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -95,11 +109,12 @@ func newServer(opts Options) *server {
 	s := &server{opts: opts, tokens: newTokenStore(), inputs: map[string]*toolInput{}, readers: query.NewReaders()}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "flameox", Title: "flameox runtime evidence", Version: version.Version()},
 		&mcp.ServerOptions{Instructions: instructions, Logger: opts.Logger, Capabilities: &mcp.ServerCapabilities{}})
-	s.mcp.AddReceivingMiddleware(s.recoverPanics, s.checkArguments, s.shareReaders)
+	s.mcp.AddReceivingMiddleware(s.recoverPanics, s.resourceErrors, s.checkArguments, s.shareReaders)
 	s.addWorkspaceTools()
 	s.addQueryTools()
 	s.addCaptureTools()
 	s.addAnalysisTools()
+	s.addJobTools()
 	s.addResources()
 	return s
 }
@@ -112,6 +127,7 @@ func newServer(opts Options) *server {
 func Serve(ctx context.Context, opts Options, stdin io.Reader, stdout io.Writer) error {
 	s := newServer(opts)
 	defer s.readers.Close()
+	defer s.jobs.close()
 	if opts.Init {
 		if _, err := s.workspace(); fault.Is(err, fault.WorkspaceNotFound) {
 			if _, err := workspace.Init(ctx, s.opts.ProjectRoot, s.opts.Now()); err != nil {
