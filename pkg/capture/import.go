@@ -88,6 +88,10 @@ type Service struct {
 	// workload's stdout while it runs (adapter.ProgressLiner: gotest's
 	// benchmark results), for a person watching; never evidence.
 	Output func(line string)
+	// OnRun, when set, hears the id of a capture's run as soon as the run
+	// is recorded (before the workload starts), so a caller can name the
+	// run while the capture is still going (MCP's get_job).
+	OnRun func(runID string)
 
 	// afterCopy is a test hook passed to the artifact store.
 	afterCopy func(src string)

@@ -16,6 +16,7 @@ import (
 	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workload"
+	"github.com/flameox/flameox/pkg/workspace"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -90,20 +91,37 @@ func (s *server) planCapture(ctx context.Context, _ *mcp.CallToolRequest, in pla
 }
 
 func (s *server) executePlan(ctx context.Context, req *mcp.CallToolRequest, in executeInput) (*capture.Result, string, error) {
-	tok, err := s.tokens.take(in.PlanToken, s.opts.Now())
+	tok, ws, err := s.takePlan(in.PlanToken)
 	if err != nil {
 		return nil, "", err
+	}
+	pr := s.progressTo(ctx, req)
+	defer pr.stop()
+	return s.runPlan(ctx, ws, tok, pr.report, pr.run)
+}
+
+// takePlan spends a plan token of this workspace.
+func (s *server) takePlan(token string) (*planToken, *workspace.Workspace, error) {
+	tok, err := s.tokens.take(token, s.opts.Now())
+	if err != nil {
+		return nil, nil, err
 	}
 	ws, err := s.workspace()
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	if ws.Meta.WorkspaceID != tok.workspaceID {
-		return nil, "", fault.New(fault.InvalidCapturePlan, "the plan was made for workspace %s, not %s", tok.workspaceID, ws.Meta.WorkspaceID).
+		return nil, nil, fault.New(fault.InvalidCapturePlan, "the plan was made for workspace %s, not %s", tok.workspaceID, ws.Meta.WorkspaceID).
 			Fix("Call plan_capture again.")
 	}
+	return tok, ws, nil
+}
+
+// runPlan runs the capture of a spent plan token and publishes its run:
+// execute_capture_plan in the request, start_capture in a job. progress
+// hears each phase and onRun the run id once the run is recorded.
+func (s *server) runPlan(ctx context.Context, ws *workspace.Workspace, tok *planToken, progress func(capture.Progress), onRun func(string)) (*capture.Result, string, error) {
 	svc := s.captureService(ws)
-	progress := progressTo(ctx, req)
 	progress(capture.Progress{Phase: "planning", Step: 0, Message: "re-checking the plan"})
 	cur, err := svc.Plan(ctx, tok.req)
 	if err != nil {
@@ -115,7 +133,7 @@ func (s *server) executePlan(ctx context.Context, req *mcp.CallToolRequest, in e
 			With("changed", strings.Join(changed, ",")).With("workload", tok.req.Workload).
 			Fix("Call plan_capture again, review the new plan, and execute its token.")
 	}
-	svc.Progress = progress
+	svc.Progress, svc.OnRun = progress, onRun
 	req2 := tok.req
 	req2.ExpectedDigest = tok.plan.Digest
 	res, err := svc.Execute(ctx, req2)
@@ -170,24 +188,111 @@ func runFailure(m *run.Manifest) error {
 	return fe
 }
 
-// progressTo sends capture progress as MCP progress notifications when the
-// client asked for them, on one strictly increasing 0..5 scale.
-func progressTo(ctx context.Context, req *mcp.CallToolRequest) func(capture.Progress) {
-	tok := req.Params.GetProgressToken()
-	var mu sync.Mutex
-	last := -1
-	total := float64(len(capture.Phases) - 1)
-	return func(p capture.Progress) {
-		if tok == nil || req.Session == nil {
-			return
+// progressReporter sends capture progress as MCP progress notifications
+// when the client asked for them, on one strictly increasing 0..5 scale
+// (the step of each phase). Every Options.ProgressInterval it sends the
+// current phase again with the time elapsed, a little further along
+// within the phase, so that a client which resets its request timeout on
+// progress (the TypeScript SDK's resetTimeoutOnProgress) keeps waiting
+// through a long capturing phase. Once the run is recorded the message
+// names its id, so a client that gives up still knows which run to look
+// for (list_runs).
+type progressReporter struct {
+	ctx   context.Context
+	req   *mcp.CallToolRequest
+	tok   any
+	now   func() time.Time
+	began time.Time
+
+	mu    sync.Mutex
+	cur   *capture.Progress
+	runID string
+	ticks int // re-sends of cur
+	last  float64
+	quit  chan struct{}
+	done  chan struct{}
+}
+
+func (s *server) progressTo(ctx context.Context, req *mcp.CallToolRequest) *progressReporter {
+	r := &progressReporter{ctx: ctx, req: req, now: s.opts.Now, began: s.opts.Now(), last: -1}
+	if req != nil && req.Session != nil {
+		r.tok = req.Params.GetProgressToken()
+	}
+	if r.tok == nil {
+		return r
+	}
+	r.quit, r.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(r.done)
+		t := time.NewTicker(s.opts.ProgressInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-r.quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				r.tick()
+			}
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if p.Step <= last {
-			return
-		}
-		last = p.Step
-		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok,
-			Progress: float64(p.Step), Total: total, Message: p.Phase + ": " + cli.Safe(p.Message)})
+	}()
+	return r
+}
+
+// report sends a new phase; a phase not after the current one is ignored.
+func (r *progressReporter) report(p capture.Progress) {
+	if r.tok == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cur != nil && p.Step <= r.cur.Step {
+		return
+	}
+	r.cur, r.ticks = &p, 0
+	r.send(float64(p.Step))
+}
+
+// run hears the run id.
+func (r *progressReporter) run(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.runID = id
+}
+
+// tick sends the current phase again, between its step and the next.
+func (r *progressReporter) tick() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cur == nil || r.cur.Phase == "completed" {
+		return
+	}
+	r.ticks++
+	r.send(float64(r.cur.Step) + float64(r.ticks)/float64(r.ticks+1))
+}
+
+// send notifies; the caller holds mu.
+func (r *progressReporter) send(at float64) {
+	if at <= r.last {
+		return
+	}
+	r.last = at
+	msg := r.cur.Phase + ": " + cli.Safe(r.cur.Message)
+	var extra []string
+	if r.runID != "" {
+		extra = append(extra, "run "+r.runID)
+	}
+	extra = append(extra, capture.Elapsed(r.now().Sub(r.began))+" elapsed")
+	msg += " (" + strings.Join(extra, ", ") + ")"
+	_ = r.req.Session.NotifyProgress(r.ctx, &mcp.ProgressNotificationParams{ProgressToken: r.tok,
+		Progress: at, Total: float64(len(capture.Phases) - 1), Message: msg})
+}
+
+// stop ends the re-sending.
+func (r *progressReporter) stop() {
+	if r.quit != nil {
+		close(r.quit)
+		<-r.done
 	}
 }

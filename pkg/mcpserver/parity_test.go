@@ -20,7 +20,13 @@ import (
 )
 
 // mcpOnly are tools no porcelain command names, with the reason.
-var mcpOnly = map[string]string{}
+var mcpOnly = map[string]string{
+	"start_capture": jobsReason, "get_job": jobsReason, "cancel_job": jobsReason,
+}
+
+// jobsReason: `flameox capture run` waits in the foreground as long as it
+// takes; detached jobs exist for hosts whose tool calls time out.
+const jobsReason = "jobs outlast a host's tool timeout; the CLI waits"
 
 // TestCommandsParity: every porcelain command has an MCP tool or says why
 // not, and every tool belongs to a command (or to mcpOnly).
@@ -140,8 +146,10 @@ func checkAnnotations(t *testing.T, tool *mcp.Tool) {
 		want = hints{idem: true}
 	case "import_artifact", "analyze_hotspots": // additive (analyze_hotspots records on request)
 		want = hints{}
-	case "execute_capture_plan":
+	case "execute_capture_plan", "start_capture":
 		want = hints{destr: true, open: true}
+	case "cancel_job": // kills the capture's process tree
+		want = hints{idem: true, destr: true}
 	}
 	if got != want {
 		t.Errorf("%s: hints %+v, want %+v", tool.Name, got, want)

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"sync"
@@ -35,6 +36,7 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		frames:   make(chan frameOrErr),
 		closed:   make(chan struct{}),
 		pending:  map[jsonrpc.ID]bool{},
+		dropped:  map[jsonrpc.ID]bool{},
 		outgoing: map[jsonrpc.ID]bool{},
 		changed:  make(chan struct{}),
 	}
@@ -75,6 +77,7 @@ type stdioConn struct {
 
 	mu       sync.Mutex
 	pending  map[jsonrpc.ID]bool // calls read and not yet answered
+	dropped  map[jsonrpc.ID]bool // pending calls the client cancelled
 	outgoing map[jsonrpc.ID]bool // calls to the client not yet answered
 	broken   bool                // a write failed: no reply can come
 	changed  chan struct{}       // closed and replaced when any changes
@@ -120,6 +123,9 @@ func (c *stdioConn) track(msg jsonrpc.Message) {
 			if m.IsCall() && m.Method != "subscriptions/listen" {
 				c.pending[m.ID] = true
 			}
+			if id, ok := cancelledID(m); ok && c.pending[id] {
+				c.dropped[id] = true
+			}
 		case *jsonrpc.Response:
 			delete(c.outgoing, m.ID)
 		}
@@ -156,7 +162,13 @@ func (c *stdioConn) update(f func()) {
 	c.changed = make(chan struct{})
 }
 
-// Write writes msg as one line.
+// Write writes msg as one line. The reply to a call the client cancelled
+// (notifications/cancelled) is not sent, as the MCP spec asks: go-sdk
+// v1.8.0 cancels the handler's context but writes whatever the handler
+// returns (internal/jsonrpc2/conn.go: processResult writes with
+// notDone{req.ctx}), so a cancelled capture's result reached a client that
+// had stopped waiting for it. The cancelled run stays findable
+// (list_runs; get_job for a job).
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -171,6 +183,17 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	switch m := msg.(type) {
 	case *jsonrpc.Response:
+		drop := false
+		c.update(func() {
+			drop = c.dropped[m.ID]
+			if drop {
+				delete(c.pending, m.ID)
+				delete(c.dropped, m.ID)
+			}
+		})
+		if drop {
+			return nil
+		}
 		defer c.update(func() { delete(c.pending, m.ID) })
 	case *jsonrpc.Request:
 		if m.IsCall() {
@@ -221,3 +244,16 @@ func (c *stdioConn) Close() error {
 }
 
 func (c *stdioConn) SessionID() string { return "" }
+
+// cancelledID is the request id a notifications/cancelled names.
+func cancelledID(m *jsonrpc.Request) (jsonrpc.ID, bool) {
+	if m.IsCall() || m.Method != "notifications/cancelled" {
+		return jsonrpc.ID{}, false
+	}
+	var p mcp.CancelledParams
+	if json.Unmarshal(m.Params, &p) != nil {
+		return jsonrpc.ID{}, false
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	return id, err == nil && id.IsValid()
+}
