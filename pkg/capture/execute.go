@@ -120,6 +120,11 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 	if real.plan.Digest != pre.plan.Digest {
 		return nil, s.abandon(ctx, runs, &m, fault.New(fault.InvalidCapturePlan, "the workload, its approval or the executable changed while the capture was being prepared"))
 	}
+	for _, d := range real.caches {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, s.abandon(ctx, runs, &m, fault.Wrap(fault.WorkspaceInvalid, err, "create the cache %s", d))
+		}
+	}
 	env, src := ident()
 	m.Environment, m.SourceState = &env, &src
 	m.Command = &run.CommandInfo{Argv: real.plan.Argv, Executable: real.plan.Executable, Cwd: real.plan.Cwd,
@@ -442,7 +447,13 @@ func (s *Service) register(ctx context.Context, p *prepared, runID, outDir, stag
 			}
 			continue
 		}
-		if err == nil && fi.Size() == 0 && f.decl.Kind == "process_output" {
+		if err == nil && fi.Size() == 0 {
+			// An empty stream is no output; an empty profile (a
+			// collector killed before it wrote one) is no evidence, and
+			// registered it would be read as a profile of nothing.
+			if f.decl.Kind != "process_output" {
+				lim = append(lim, "artifact "+f.decl.RelPath+" is empty (0 bytes: the workload ended before the collector wrote it) and was not registered")
+			}
 			continue
 		}
 		if err := p.ad.Validate(f.path, f.decl); err != nil {

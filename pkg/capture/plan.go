@@ -3,6 +3,7 @@ package capture
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -106,6 +107,7 @@ type prepared struct {
 	env      []string
 	bwrap    string
 	contReq  contain.Request
+	caches   []string // cache directories bound read-write into the sandbox
 	approved error
 }
 
@@ -166,6 +168,12 @@ func (s *Service) prepare(ctx context.Context, req PlanRequest, outDir string) (
 	if err != nil {
 		return nil, err
 	}
+	var caches []string
+	if cu, ok := ad.(adapter.CacheUser); ok && decision.State != contain.Uncontained {
+		env, caches = containedCaches(cu, env, s.WS.Path(CacheDir))
+		creq.Writable = append(creq.Writable, caches...)
+		decision.Writable = append(decision.Writable, caches...)
+	}
 	grace := time.Duration(cfg.GraceSeconds * float64(time.Second))
 	plan := &CapturePlan{
 		SchemaVersion: 1, Adapter: ad.Name(), Capability: capab,
@@ -196,7 +204,46 @@ func (s *Service) prepare(ctx context.Context, req PlanRequest, outDir string) (
 	if plan.Digest, err = planDigest(plan, exe, outDir); err != nil {
 		return nil, err
 	}
-	return &prepared{plan: plan, wl: wl, inst: inst, ad: ad, apl: apl, env: env, bwrap: bwrap, contReq: creq, approved: approved}, nil
+	return &prepared{plan: plan, wl: wl, inst: inst, ad: ad, apl: apl, env: env, bwrap: bwrap, contReq: creq, caches: caches, approved: approved}, nil
+}
+
+// CacheDir is the workspace directory (.diagnostics/cache) holding the
+// persistent, writable caches of contained captures (adapter.CacheUser),
+// one directory per cache: go-build and gomod for gotest.
+const CacheDir = "cache"
+
+// containedCaches points a contained collector at its caches under root:
+// it returns env with each cache's variable set to its directory, and the
+// adapter's further variables, and the directories (to create and bind
+// read-write into the sandbox).
+func containedCaches(cu adapter.CacheUser, env []string, root string) ([]string, []string) {
+	dirs := map[string]string{}
+	var paths []string
+	for _, c := range cu.Caches() {
+		d := filepath.Join(root, c.Name)
+		dirs[c.Name] = d
+		paths = append(paths, d)
+	}
+	extra := cu.ContainedEnv(env, dirs)
+	for _, c := range cu.Caches() {
+		extra = append(extra, c.Env+"="+dirs[c.Name])
+	}
+	for _, kv := range extra {
+		env = setEnv(env, kv)
+	}
+	return env, paths
+}
+
+// setEnv replaces NAME's entry in env by kv (NAME=value), or appends it.
+func setEnv(env []string, kv string) []string {
+	name, _, _ := strings.Cut(kv, "=")
+	out := make([]string, 0, len(env)+1)
+	for _, e := range env {
+		if k, _, _ := strings.Cut(e, "="); k != name {
+			out = append(out, e)
+		}
+	}
+	return append(out, kv)
 }
 
 // planDigest binds what must not change between a plan and its execution.

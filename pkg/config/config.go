@@ -62,7 +62,15 @@ type Capture struct {
 	MaxArtifactBytes int64 `toml:"max_artifact_bytes"`
 	// DefaultSensitivity applies to imports that do not name one.
 	DefaultSensitivity string `toml:"default_sensitivity"`
+	// OutputTailBytes bounds each of the stdout and stderr tails a failed
+	// capture's result carries (0: none).
+	OutputTailBytes int64 `toml:"output_tail_bytes"`
 }
+
+// MaxOutputTailBytes is the largest capture.output_tail_bytes: a tail is
+// for reading in a result; get_run_output and `flameox runs output` page
+// the whole stream.
+const MaxOutputTailBytes = 64 << 10
 
 // Storage holds waits and budgets of the workspace itself.
 type Storage struct {
@@ -77,6 +85,7 @@ func Default() Config {
 		Capture: Capture{
 			MaxArtifactBytes:   4 << 30,
 			DefaultSensitivity: "internal",
+			OutputTailBytes:    4096,
 		},
 		Execution: Execution{
 			ChildEnvironmentAllowlist: []string{"PATH", "HOME", "LANG", "LC_*", "TZ", "TMPDIR", "TERM",
@@ -103,6 +112,10 @@ max_artifact_bytes = 4294967296
 # Sensitivity of imported artifacts when --sensitivity is not given:
 # "normal", "internal" or "sensitive".
 default_sensitivity = "internal"
+# Bytes of each of stdout and stderr (the stored, redacted output) that a
+# failed, timed-out or cancelled capture's result carries as its tail,
+# escaped; 0 for none, at most 65536. flameox runs output pages it all.
+output_tail_bytes = 4096
 
 [execution]
 # Parent environment variables a workload inherits ("LC_*" matches a
@@ -195,6 +208,9 @@ func (c Config) Validate(file string) error {
 	case "normal", "internal", "sensitive":
 	default:
 		return Invalid(file, "%s: capture.default_sensitivity must be normal, internal or sensitive, not %q", file, c.Capture.DefaultSensitivity).With("keys", "capture.default_sensitivity")
+	}
+	if c.Capture.OutputTailBytes < 0 || c.Capture.OutputTailBytes > MaxOutputTailBytes {
+		return Invalid(file, "%s: capture.output_tail_bytes must be in [0, %d]", file, MaxOutputTailBytes).With("keys", "capture.output_tail_bytes")
 	}
 	switch c.Execution.Containment {
 	case "never", "preferred", "required", "required_for_mcp":
