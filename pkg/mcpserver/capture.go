@@ -21,9 +21,9 @@ import (
 )
 
 type planInput struct {
-	Adapter    string            `json:"adapter" jsonschema:"capture adapter (list_capabilities says which are available); process records the process outcome only"`
-	Workload   string            `json:"workload" jsonschema:"declared workload name from flameox.toml (list_workloads)"`
-	Parameters map[string]string `json:"parameters,omitempty" jsonschema:"values of the workload's declared parameters, as text (numbers too); omitted ones take their default"`
+	Adapter    string      `json:"adapter" jsonschema:"capture adapter (list_capabilities says which are available); process records the process outcome only"`
+	Workload   string      `json:"workload" jsonschema:"declared workload name from flameox.toml (list_workloads)"`
+	Parameters ParamValues `json:"parameters,omitempty"`
 }
 
 // PlanResult is plan_capture's result: the plan without command lines,
@@ -48,7 +48,7 @@ func (s *server) addCaptureTools() {
 	}
 	addTool(s, &mcp.Tool{Name: "plan_capture",
 		Description: "Plan a capture of a declared workload under an adapter without running anything: approval state, containment, limits, artifacts, warnings. Returns a single-use plan_token for execute_capture_plan.",
-		Annotations: readOnly("Plan capture")}, s.planCapture, enum("adapter", adapters...))
+		Annotations: readOnly("Plan capture")}, s.planCapture, enum("adapter", adapters...), paramSchema)
 	addTool(s, &mcp.Tool{Name: "execute_capture_plan",
 		Description: "Run the capture a plan_token names (the workload must be approved by a human on the CLI), record a terminal run with its artifacts, and publish it. Sends progress (planning, capturing, validating, registering, publishing, completed); cancelling kills the process tree and records a cancelled run.",
 		Annotations: &mcp.ToolAnnotations{Title: "Execute capture plan", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
@@ -56,11 +56,7 @@ func (s *server) addCaptureTools() {
 }
 
 func (in planInput) request() capture.PlanRequest {
-	params := map[string]any{}
-	for k, v := range in.Parameters {
-		params[k] = v
-	}
-	return capture.PlanRequest{Adapter: in.Adapter, Workload: in.Workload, Parameters: params, ForMCP: true}
+	return capture.PlanRequest{Adapter: in.Adapter, Workload: in.Workload, Parameters: in.Parameters.values(), ForMCP: true}
 }
 
 func (s *server) planCapture(ctx context.Context, _ *mcp.CallToolRequest, in planInput) (*PlanResult, string, error) {

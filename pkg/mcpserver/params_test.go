@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -36,4 +37,42 @@ ratio = {min = 0.1, max = 0.9, default = 0.5}
 			t.Errorf("count=%s: %+v, want %q", value, env.Error, want)
 		}
 	}
+}
+
+// TestPlanCaptureNumericParameters: JSON numbers (and booleans) are
+// parameter values too, as agents send them (issue 14: "values must be
+// strings" refused {"count": 25}); they are checked like text values.
+func TestPlanCaptureNumericParameters(t *testing.T) {
+	dir := captureProject(t, `schema_version = 1
+[workloads.count]
+argv = ["/bin/true", "--count={count}", "{ratio}", "{fast}"]
+timeout_seconds = 10
+[workloads.count.parameters]
+count = {min = 1, max = 50}
+ratio = {min = 0.1, max = 0.9, default = 0.5}
+fast = [false, true]
+`, "count")
+	c := connect(t, dir, nil)
+	var p struct {
+		Plan struct {
+			Workload struct {
+				Parameters map[string]string `json:"parameters"`
+			} `json:"workload"`
+		} `json:"plan"`
+	}
+	c.ok("plan_capture", map[string]any{"adapter": "process", "workload": "count", "parameters": map[string]any{"count": 25, "ratio": 0.25, "fast": true}}, &p)
+	if got := p.Plan.Workload.Parameters; got["count"] != "25" || got["ratio"] != "0.25" || got["fast"] != "true" {
+		t.Fatalf("plan parameters %v", got)
+	}
+	for _, tt := range []struct {
+		value any
+		want  string
+	}{{51, "outside the range [1, 50]"}, {2.5, "not an integer"}, {json.Number("90071992547409930"), "outside the range"}} {
+		env := c.fails("plan_capture", map[string]any{"adapter": "process", "workload": "count", "parameters": map[string]any{"count": tt.value}}, "INVALID_ARGUMENTS")
+		if !strings.Contains(env.Error.Message, tt.want) || env.Error.Details["parameter"] != "count" {
+			t.Errorf("count=%v: %+v, want %q", tt.value, env.Error, tt.want)
+		}
+	}
+	// An object is no parameter value: refused by the input schema.
+	c.fails("plan_capture", map[string]any{"adapter": "process", "workload": "count", "parameters": map[string]any{"count": map[string]any{}}}, "INVALID_ARGUMENTS")
 }

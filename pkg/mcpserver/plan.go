@@ -1,8 +1,10 @@
 package mcpserver
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"reflect"
 	"slices"
 	"sync"
@@ -13,7 +15,43 @@ import (
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/run"
+	"github.com/google/jsonschema-go/jsonschema"
 )
+
+// ParamValues are a capture's workload parameter values as JSON gives
+// them: a string, a number or a boolean each, as `flameox capture plan
+// --parameters '{"count": 25}'` takes them. Numbers stay json.Number, so an
+// integer beyond 2^53 is checked against its range exactly, not rounded.
+type ParamValues map[string]json.RawMessage
+
+// values decodes the values for workload.Render; a value the input schema
+// let through but that is no scalar is passed on for Render to refuse by
+// name.
+func (pv ParamValues) values() map[string]any {
+	out := make(map[string]any, len(pv))
+	for k, raw := range pv {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			v = string(raw)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// paramSchema types the "parameters" property: an object whose values are
+// strings, numbers or booleans (not only strings: agents send 25, not "25").
+func paramSchema(sch *jsonschema.Schema) {
+	p := sch.Properties["parameters"]
+	if p == nil {
+		return
+	}
+	p.Type, p.Types = "object", nil
+	p.AdditionalProperties = &jsonschema.Schema{Types: []string{"string", "number", "boolean"}}
+	p.Description = "values of the workload's declared parameters (see get_workload): strings, numbers or booleans; omitted ones take their default"
+}
 
 // Redaction: no MCP result carries a command line, an executable path or
 // the names of environment variables. The plan token binds all of them
