@@ -25,7 +25,7 @@ First run:
 3. list_workloads: the commands the project declares in flameox.toml. Only declared workloads can run.
 4. plan_capture(adapter, workload, parameters): shows approval, containment, limits and artifacts, and returns a plan_token. Plan tokens are single-use and expire after 5 minutes.
 5. If the workload is not approved, ask the human to review it and run ` + "`flameox workload approve NAME`" + ` in a terminal. You cannot approve workloads. Then call plan_capture again, because approval changes the plan.
-6. execute_capture_plan(plan_token): runs it under containment, records a run, and publishes it. It reports progress, and cancelling it kills the process tree.
+6. execute_capture_plan(plan_token): runs it under containment, records a run, and publishes it. It reports progress, and cancelling it kills the process tree. When the capture may outlast your tool timeout, call start_capture(plan_token) instead: it returns a job_id at once; get_job(job_id, wait_seconds) until terminal is true gives the run_id and the result; cancel_job stops it.
 7. analyze_hotspots(input = run id or artifact id): the top frames with their frame ids.
 8. get_frame_callers / get_frame_callees / get_stack_examples(input, frame_id): drill down.
 9. get_native_viewer_plan(artifact_id): which native viewer opens the artifact (the human runs ` + "`flameox open ID --launch`" + `).
