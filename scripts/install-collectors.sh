@@ -7,7 +7,7 @@ set -euo pipefail
 apt_packages=(
   git openssl           # source identity; the hashing benchmark's peer
   linux-perf            # perf record / perf script (CPU adapter)
-  bubblewrap            # optional containment of captured workloads
+  bubblewrap            # containment (bwrap): MCP captures refuse without it by default
   valgrind              # massif, callgrind
   hyperfine             # benchmark peer for whole-command timings
 )
@@ -16,6 +16,7 @@ pip_packages=(
   py-spy                # Python sampling profiler
   coverage              # execution coverage
   memray                # Python memory profiler
+  mcp==2.3.0            # the MCP tests' Python SDK client (pkg/mcpserver/py_test.go)
 )
 
 sudo=""
@@ -39,3 +40,4 @@ echo "install-collectors: done" >&2
 for t in git openssl perf bwrap valgrind hyperfine py-spy node npm; do
   printf '  %-10s %s\n' "$t" "$(command -v "$t" || echo MISSING)" >&2
 done
+printf '  %-10s %s\n' "mcp (py)" "$(python3 -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null || echo MISSING)" >&2

@@ -31,6 +31,27 @@ const (
 	RequiredForMCP = "required_for_mcp"
 )
 
+// PolicyKey is the configuration key of the containment policy, in
+// .diagnostics/config.toml.
+const PolicyKey = "execution.containment"
+
+// Install is how to install Bubblewrap, per distribution.
+const Install = "Install Bubblewrap: apt-get install bubblewrap (Debian, Ubuntu; Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap; Alpine: apk add bubblewrap), or run scripts/install-collectors.sh as root."
+
+// Remedy is what to do when Bubblewrap is missing under policy: install
+// it, or (knowing what that means) choose a policy that lets captures run
+// uncontained.
+func Remedy(policy string) []string {
+	out := []string{Install}
+	switch policy {
+	case Required:
+		out = append(out, `Or set `+PolicyKey+` = "required_for_mcp" in .diagnostics/config.toml so only captures started through MCP must be contained (CLI captures then run uncontained), or "preferred" to contain when Bubblewrap is installed and run uncontained when it is not.`)
+	default:
+		out = append(out, `Or set `+PolicyKey+` = "preferred" in .diagnostics/config.toml to let MCP captures run uncontained when Bubblewrap is missing: the workload (an agent may pick its parameters) then runs with your user's full access to files, the network and the workspace, as a CLI capture does; "never" never contains.`)
+	}
+	return out
+}
+
 // Decision is what a plan records about containment.
 type Decision struct {
 	State     string   `json:"state"`
@@ -75,9 +96,13 @@ func Decide(req Request, bwrap string) (Decision, error) {
 		return d, nil
 	case bwrap == "":
 		if need {
-			return d, fault.New(fault.ExecutionRefused, "policy %q requires containment and Bubblewrap (bwrap) is not installed", req.Policy).
-				With("policy", req.Policy).
-				Fix("Install Bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), or change execution.containment in .diagnostics/config.toml.")
+			what := "every capture"
+			if req.Policy == RequiredForMCP {
+				what = "captures requested through MCP"
+			}
+			return d, fault.New(fault.ExecutionRefused, "execution.containment = %q requires %s to run inside Bubblewrap, and Bubblewrap (bwrap) is not installed", req.Policy, what).
+				With("policy", req.Policy).With("policy_key", PolicyKey).
+				Fix(Remedy(req.Policy)...)
 		}
 		d.Reason = "Bubblewrap is not installed; the workload runs uncontained"
 		return d, nil
@@ -125,7 +150,7 @@ func Wrap(d Decision, req Request, bwrap string, argv []string) []string {
 func Probe() (status, path, version string, remediation []string) {
 	p := Bwrap()
 	if p == "" {
-		return "unavailable", "", "", []string{"Install Bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) to contain captured workloads."}
+		return "unavailable", "", "", Remedy(RequiredForMCP)
 	}
 	if _, err := os.Stat("/proc/sys/kernel/unprivileged_userns_clone"); err == nil {
 		if b, _ := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); strings.TrimSpace(string(b)) == "0" && os.Geteuid() != 0 {

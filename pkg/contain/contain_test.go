@@ -74,3 +74,30 @@ func TestBubblewrapHidesWorkspaceAndNetwork(t *testing.T) {
 		t.Fatalf("output directory not writable: %v", err)
 	}
 }
+
+// TestRefusalRemedy: a refusal for want of Bubblewrap, and the probe
+// `flameox capabilities` shows, say exactly how to install it and which
+// policy key lets captures run uncontained, and what that means.
+func TestRefusalRemedy(t *testing.T) {
+	for _, tt := range []struct{ policy, want string }{
+		{Required, `"required_for_mcp"`},
+		{RequiredForMCP, `"preferred"`},
+	} {
+		_, err := Decide(Request{Policy: tt.policy, ForMCP: true}, "")
+		fe := fault.As(err)
+		fix := strings.Join(fe.Remediation, "\n")
+		for _, w := range []string{"apt-get install bubblewrap", "dnf install bubblewrap", PolicyKey + " = " + tt.want, "uncontained", "scripts/install-collectors.sh"} {
+			if !strings.Contains(fix, w) {
+				t.Errorf("policy %s: remedy %q does not say %q", tt.policy, fix, w)
+			}
+		}
+		if fe.Code != fault.ExecutionRefused || fe.Details["policy_key"] != PolicyKey {
+			t.Errorf("policy %s: %+v", tt.policy, fe)
+		}
+	}
+	t.Setenv("PATH", t.TempDir())
+	st, _, _, fix := Probe()
+	if st != "unavailable" || !strings.Contains(strings.Join(fix, " "), "apt-get install bubblewrap") || !strings.Contains(strings.Join(fix, " "), PolicyKey) {
+		t.Fatalf("probe without bwrap: %s %q", st, fix)
+	}
+}
