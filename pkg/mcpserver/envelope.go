@@ -219,7 +219,7 @@ func (ti *toolInput) check(raw json.RawMessage) *fault.Error {
 			Fix("Remove the unknown fields; tools/list shows each tool's input schema.")
 	}
 	if err := ti.resolved.Validate(args); err != nil {
-		return fault.New(fault.InvalidArguments, "invalid arguments: %v", err).With("allowed_fields", strings.Join(ti.props, ","))
+		return argumentFault(ti.resolved.Schema(), ti.props, args, err)
 	}
 	return nil
 }
