@@ -195,11 +195,8 @@ func (st *jobStore) finish(j *job, ctx context.Context, fill func(*Job), err err
 	now := st.now()
 	v.FinishedAt, v.Terminal = &now, true
 	switch {
-	case j.cancelled:
+	case j.cancelled && err != nil: // a cancel that came after the work ended changes nothing
 		v.Status = JobCancelled
-		if err == nil {
-			err = fault.New(fault.ProcessCancelled, "the job was cancelled")
-		}
 	case err != nil:
 		v.Status = JobFailed
 	default:
