@@ -30,7 +30,7 @@ func (s *server) addWorkspaceTools() {
 		Description: "Workloads declared in the project's flameox.toml, with their approval state (approved, unapproved, changed).",
 		Annotations: readOnly("List workloads")}, s.listWorkloads)
 	addTool(s, &mcp.Tool{Name: "get_workload",
-		Description: "One declared workload: canonical definition, definition digest, approval state and what changed since it was approved.",
+		Description: "One declared workload: what it measures (description), canonical definition with secrets redacted, definition digest, approval state and what changed since it was approved.",
 		Annotations: readOnly("Get workload")}, s.getWorkload)
 	addTool(s, &mcp.Tool{Name: "validate_catalog",
 		Description: "Check that catalog.duckdb holds only what flameox puts there. valid:false lists the problems; queries never depend on the catalog.",
@@ -113,14 +113,9 @@ func (s *server) getWorkload(ctx context.Context, _ *mcp.CallToolRequest, in wor
 	if err != nil {
 		return nil, "", err
 	}
-	// No tool returns argv (SPEC §8): the command lines are replaced by
-	// their length; `flameox workload show` prints them for a person.
-	d.Definition.Argv = redactedArgv(d.Definition.Argv)
-	if d.Definition.Oracle != nil {
-		o := *d.Definition.Oracle
-		o.Argv = redactedArgv(o.Argv)
-		d.Definition.Oracle = &o
-	}
+	// Secrets are redacted by the broker's sensitivity rule (redact.go);
+	// `flameox workload show` prints everything for a person.
+	d.Definition = redactDefinition(d.Definition)
 	sum := fmt.Sprintf("workload %s: %s at definition %s", d.Name, d.Approval, corpus.Short(d.DefinitionID))
 	if len(d.Changes) > 0 {
 		sum += "; changed since approval: " + strings.Join(d.Changes, "; ")
@@ -159,13 +154,4 @@ func (s *server) catalogStatus(ctx context.Context, _ *mcp.CallToolRequest, _ no
 		return st, "catalog.duckdb is stale: built at " + corpus.Short(st.CommitID) + ", head is " + corpus.Short(st.Head), nil
 	}
 	return st, "catalog.duckdb is fresh at " + corpus.Short(st.Head), nil
-}
-
-// redactedArgv replaces each element of a command line with a placeholder.
-func redactedArgv(argv []string) []string {
-	out := make([]string, len(argv))
-	for i := range out {
-		out[i] = "<redacted>"
-	}
-	return out
 }

@@ -151,6 +151,7 @@ func (a *Approvals) Check(w *Workload) error {
 // Summary is one row of `flameox workload list`.
 type Summary struct {
 	Name           string   `json:"name"`
+	Description    string   `json:"description,omitempty"`
 	DefinitionID   string   `json:"definition_id"`
 	Approval       string   `json:"approval"` // approved | unapproved | changed
 	ParameterNames []string `json:"parameter_names"`
@@ -163,7 +164,7 @@ func Summarize(f *File, a *Approvals) []Summary {
 	out := []Summary{}
 	for _, name := range f.Names() {
 		w := f.Workloads[name]
-		s := Summary{Name: name, DefinitionID: w.id, Approval: a.Status(w), ParameterNames: w.ParameterNames(), TimeoutSeconds: w.TimeoutSeconds}
+		s := Summary{Name: name, Description: w.Description, DefinitionID: w.id, Approval: a.Status(w), ParameterNames: w.ParameterNames(), TimeoutSeconds: w.TimeoutSeconds}
 		if w.Oracle != nil {
 			s.OracleStrength = w.Oracle.Strength
 		}

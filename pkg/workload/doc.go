@@ -53,6 +53,10 @@
 //     (else min): inclusive, finite, A <= B; integer bounds make an integer
 //     range, any float bound a float range (integers in it at most 2^53 in
 //     magnitude). A range table has no other key.
+//   - description: optional text (at most 1 KiB) saying what the workload
+//     measures; shown by `workload show`/`list` and MCP get_workload and
+//     list_workloads. It is not part of the definition: editing it keeps
+//     the approval.
 //   - oracle: strength execution_check (default) | contract_check |
 //     cross_treatment_equivalence; argv as for the workload.
 //   - experiments: workload (required, declared); either variants (1..16
@@ -111,4 +115,5 @@ const (
 	DefaultMaxTrials      = 10000
 	MaxTrialsLimit        = 100000
 	MaxPracticalThreshold = 10
+	MaxDescriptionBytes   = 1 << 10
 )

@@ -34,6 +34,7 @@ type rawFile struct {
 }
 
 type rawWorkload struct {
+	Description    *string                  `toml:"description"`
 	Argv           []string                 `toml:"argv"`
 	Cwd            *string                  `toml:"cwd"`
 	TimeoutSeconds *float64                 `toml:"timeout_seconds"`

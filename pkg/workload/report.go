@@ -15,6 +15,7 @@ type List struct {
 type Detail struct {
 	SchemaVersion int        `json:"schema_version"`
 	Name          string     `json:"name"`
+	Description   string     `json:"description,omitempty"`
 	DefinitionID  string     `json:"definition_id"`
 	Approval      string     `json:"approval"`
 	Changes       []string   `json:"changes_since_approval"`
@@ -54,7 +55,7 @@ func ShowFor(ws *workspace.Workspace, name string) (*Detail, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Detail{SchemaVersion: 1, Name: wl.Name, DefinitionID: wl.DefinitionID(), Approval: a.Status(wl),
+	d := &Detail{SchemaVersion: 1, Name: wl.Name, Description: wl.Description, DefinitionID: wl.DefinitionID(), Approval: a.Status(wl),
 		Changes: []string{}, Definition: wl.Canonical()}
 	if ap := a.Workloads[wl.Name]; ap != nil && d.Approval != Approved {
 		d.Changes = Diff(ap.Canonical, wl.Canonical())

@@ -22,7 +22,10 @@ const (
 // and Oracle.Argv are templates as declared; Render turns them into an
 // Instance. Treat a Workload as read-only.
 type Workload struct {
-	Name           string
+	Name string
+	// Description says what the workload measures, for people and agents.
+	// It is not part of the definition: editing it keeps the approval.
+	Description    string
 	Argv           []string
 	Cwd            string
 	TimeoutSeconds float64
@@ -169,6 +172,12 @@ func buildWorkload(path, name string, raw *rawWorkload) (*Workload, error) {
 		return nil, err
 	}
 	w.Argv = slices.Clone(raw.Argv)
+	if raw.Description != nil {
+		if err := checkText(path, key+".description", *raw.Description, MaxDescriptionBytes); err != nil {
+			return nil, err
+		}
+		w.Description = *raw.Description
+	}
 	if raw.Cwd != nil {
 		w.Cwd = *raw.Cwd
 	}

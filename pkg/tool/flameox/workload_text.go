@@ -20,6 +20,9 @@ func renderWorkload(w io.Writer, d *workload.Detail) {
 	def := d.Definition
 	fmt.Fprintf(w, "workload    %s\n", cli.Name(d.Name))
 	fmt.Fprintf(w, "definition  %s\n", d.DefinitionID)
+	if d.Description != "" {
+		fmt.Fprintf(w, "description %s\n", cli.Safe(d.Description))
+	}
 	switch d.Approval {
 	case workload.Approved:
 		fmt.Fprintf(w, "approval    %s\n", d.Approval)
