@@ -132,6 +132,9 @@ func (s *server) validateCatalog(ctx context.Context, _ *mcp.CallToolRequest, _ 
 	if err != nil {
 		return nil, "", err
 	}
+	if res.Note != "" {
+		return res, res.Note, nil
+	}
 	if res.Valid {
 		return res, "catalog.duckdb is valid", nil
 	}
