@@ -12,7 +12,8 @@ package mcpserver
 // status (queued, running, succeeded, failed, cancelled), terminal, phase,
 // step, total, message (the latest progress), created_at, started_at,
 // finished_at, elapsed_ms, run_id (as soon as the run is recorded),
-// capture (when done: the capture.Result execute_capture_plan returns),
+// capture (when done: the capture.Result execute_capture_plan returns,
+// with plan null: plan_capture showed it),
 // error (a *fault.Error when failed or cancelled, with its run_id),
 // next_steps}. Jobs live in the server process: they outlive the request
 // that started them, not the server (when it ends, running jobs are
@@ -67,7 +68,7 @@ type Job struct {
 	FinishedAt *time.Time      `json:"finished_at,omitempty"`
 	ElapsedMs  int64           `json:"elapsed_ms" jsonschema:"time since the job started, to its end once terminal"`
 	RunID      string          `json:"run_id,omitempty" jsonschema:"the run the job records, as soon as it exists"`
-	Capture    *capture.Result `json:"capture,omitempty" jsonschema:"the capture result (as execute_capture_plan returns it), once a capture job is terminal"`
+	Capture    *capture.Result `json:"capture,omitempty" jsonschema:"the capture result as execute_capture_plan returns it, without the plan, once a capture job is terminal"`
 	Error      *fault.Error    `json:"error,omitempty" jsonschema:"why a failed or cancelled job did not succeed"`
 	NextSteps  []string        `json:"next_steps"`
 }
@@ -366,7 +367,12 @@ func (s *server) startCapture(ctx context.Context, _ *mcp.CallToolRequest, in ex
 		res, _, err := s.runPlan(ctx, ws, tok, func(p capture.Progress) { s.jobs.progress(j, p) }, onRun)
 		return func(v *Job) {
 			if res != nil {
-				v.Capture = res
+				// Without the plan, which plan_capture showed, so that
+				// a finished job stays a small result (get_run has the
+				// whole run).
+				c := *res
+				c.Plan = nil
+				v.Capture = &c
 				if res.Run != nil {
 					v.RunID = res.Run.RunID
 				}
