@@ -23,6 +23,8 @@ type File struct {
 	Experiments   map[string]*Experiment
 	// Path is the file read ("" for a project without flameox.toml).
 	Path string
+
+	root string // the project root, when loaded by Load
 }
 
 // rawFile and its parts mirror the TOML exactly; pointers tell "absent"
@@ -81,7 +83,7 @@ func Load(projectRoot string) (*File, error) {
 	path := filepath.Join(projectRoot, FileName)
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &File{SchemaVersion: SchemaVersion, Workloads: map[string]*Workload{}, Experiments: map[string]*Experiment{}}, nil
+		return &File{SchemaVersion: SchemaVersion, Workloads: map[string]*Workload{}, Experiments: map[string]*Experiment{}, root: projectRoot}, nil
 	}
 	if err == nil && !st.Mode().IsRegular() {
 		return nil, config.Invalid(path, "%s is not a regular file", path)
@@ -93,7 +95,11 @@ func Load(projectRoot string) (*File, error) {
 	if err != nil {
 		return nil, fault.Wrap(fault.WorkspaceInvalid, err, "read %s", path).With(fault.DetailKind, fault.KindConfig).With("file", path)
 	}
-	return Parse(string(src), path)
+	f, err := Parse(string(src), path)
+	if f != nil {
+		f.root = projectRoot
+	}
+	return f, err
 }
 
 // Parse decodes and validates flameox.toml text; path names it in errors.
@@ -144,10 +150,15 @@ func build(raw *rawFile, path string) (*File, error) {
 	return f, nil
 }
 
-// Workload returns the named workload or NOT_FOUND listing what exists.
+// Workload returns the named workload, or NOT_FOUND listing what exists;
+// a name that is only proposed (proposal.go) is EXECUTION_REFUSED naming
+// the command that adopts it.
 func (f *File) Workload(name string) (*Workload, error) {
 	if w, ok := f.Workloads[name]; ok {
 		return w, nil
+	}
+	if hasProposal(f.root, name) {
+		return nil, proposedOnly(name)
 	}
 	return nil, fault.New(fault.NotFound, "no workload %q is declared in %s", clip(name), FileName).
 		With("workload", clip(name)).With("declared", strings.Join(f.Names(), ",")).

@@ -68,7 +68,8 @@ func workloadShow(ctx context.Context, c *Context, args []string) error {
 }
 
 func workloadApprove(ctx context.Context, c *Context, args []string) error {
-	fs := c.flags("workload approve", "NAME")
+	fs := c.flags("workload approve", "NAME [--dry-run]")
+	dryRun := fs.Bool("dry-run", false, "with a pending proposal: show the diff to flameox.toml and change nothing")
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
@@ -78,6 +79,13 @@ func workloadApprove(ctx context.Context, c *Context, args []string) error {
 	ws, err := c.workspace()
 	if err != nil {
 		return err
+	}
+	// A proposal (MCP propose_workload) is adopted here, by a person: the
+	// exact diff is shown, then written into flameox.toml and approved.
+	if p, err := pendingProposal(ws, fs.Arg(0)); err != nil {
+		return err
+	} else if p != nil {
+		return approveProposal(ctx, c, ws, p, *dryRun)
 	}
 	wl, _, err := workload.Lookup(ws, fs.Arg(0))
 	if err != nil {
