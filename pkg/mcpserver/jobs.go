@@ -70,7 +70,7 @@ type Job struct {
 	RunID      string          `json:"run_id,omitempty" jsonschema:"the run the job records, as soon as it exists"`
 	Capture    *capture.Result `json:"capture,omitempty" jsonschema:"the capture result as execute_capture_plan returns it, without the plan, once a capture job is terminal"`
 	Error      *fault.Error    `json:"error,omitempty" jsonschema:"why a failed or cancelled job did not succeed"`
-	NextSteps  []string        `json:"next_steps"`
+	fault.Next
 }
 
 // job is a Job and what runs it; jobStore.mu guards every field.
@@ -136,7 +136,7 @@ func (st *jobStore) reserve(kind string) (*job, error) {
 	_, _ = rand.Read(b[:])
 	now := st.now()
 	j := &job{view: Job{SchemaVersion: 1, JobID: "job_" + hex.EncodeToString(b[:]), Kind: kind, Status: JobQueued,
-		Total: len(capture.Phases) - 1, Message: "queued", CreatedAt: now, NextSteps: []string{}}, done: make(chan struct{})}
+		Total: len(capture.Phases) - 1, Message: "queued", CreatedAt: now}, done: make(chan struct{})}
 	st.jobs[j.view.JobID] = j
 	return j, nil
 }
@@ -213,9 +213,6 @@ func (st *jobStore) finish(j *job, ctx context.Context, fill func(*Job), err err
 		}
 	}
 	v.Message = v.Status
-	if v.RunID != "" {
-		v.NextSteps = []string{fmt.Sprintf("Call get_run with run_id %s for the recorded run and its artifacts.", v.RunID)}
-	}
 	close(j.done)
 }
 
@@ -242,9 +239,22 @@ func (st *jobStore) snapshot(j *job) Job {
 	case v.StartedAt != nil:
 		v.ElapsedMs = st.now().Sub(*v.StartedAt).Milliseconds()
 	}
-	v.NextSteps = append([]string{}, v.NextSteps...)
-	if !v.Terminal {
-		v.NextSteps = append(v.NextSteps, "Call get_job with job_id "+v.JobID+" and wait_seconds (up to 50) until terminal is true; cancel_job stops it.")
+	// The next steps are made afresh for each answer (the envelope
+	// rewrites them in place into their MCP form). Jobs exist over MCP
+	// only, so the job steps have no command.
+	v.Next = fault.Next{}
+	switch {
+	case !v.Terminal:
+		v.Then(fault.Step{Tool: "get_job", Arguments: map[string]any{"job_id": v.JobID, "wait_seconds": 20}},
+			fault.Step{Tool: "cancel_job", Arguments: map[string]any{"job_id": v.JobID}})
+	case v.RunID != "" && v.Status == JobSucceeded:
+		v.Then(fault.Step{Command: "flameox analyze hotspots " + v.RunID, Tool: "analyze_hotspots", Arguments: map[string]any{"input": v.RunID}},
+			fault.Step{Command: "flameox runs show " + v.RunID, Tool: "get_run", Arguments: map[string]any{"run_id": v.RunID}})
+	case v.RunID != "":
+		v.Then(fault.Step{Command: "flameox runs show " + v.RunID, Tool: "get_run", Arguments: map[string]any{"run_id": v.RunID}})
+	}
+	if v.NextSteps == nil {
+		v.NextSteps = []string{}
 	}
 	return v
 }

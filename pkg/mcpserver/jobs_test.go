@@ -50,6 +50,10 @@ type job struct {
 		RunID string `json:"run_id"`
 	} `json:"error"`
 	NextSteps []string `json:"next_steps"`
+	NextTools []struct {
+		Tool      string         `json:"tool"`
+		Arguments map[string]any `json:"arguments"`
+	} `json:"next_tools"`
 }
 
 // connectInProcess runs mcpserver.Serve with opts on pipes (the real
@@ -116,7 +120,7 @@ func TestCaptureJob(t *testing.T) {
 	}
 	// The workload waits for the gate, so the job is running here.
 	running := c.pollJob(started.JobID, "named its run", func(j job) bool { return j.RunID != "" && j.Phase == "capturing" })
-	if running.Status != "running" || running.Capture != nil || len(running.NextSteps) == 0 || !strings.Contains(running.NextSteps[len(running.NextSteps)-1], "get_job") {
+	if running.Status != "running" || running.Capture != nil || len(running.NextTools) != 2 || running.NextTools[0].Tool != "get_job" || running.NextTools[0].Arguments["job_id"] != started.JobID {
 		t.Fatalf("running job: %+v", running)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "gate"), nil, 0o644); err != nil {
@@ -130,7 +134,8 @@ func TestCaptureJob(t *testing.T) {
 		c.ok("get_job", map[string]any{"job_id": started.JobID, "wait_seconds": 5}, &done)
 	}
 	if done.Status != "succeeded" || done.Error != nil || done.Capture == nil || done.Capture.Run.RunID != running.RunID ||
-		done.Capture.Run.ExecutionStatus != run.ExecSucceeded || done.Capture.CorpusCommitID == "" || done.RunID != running.RunID {
+		done.Capture.Run.ExecutionStatus != run.ExecSucceeded || done.Capture.CorpusCommitID == "" || done.RunID != running.RunID ||
+		len(done.NextTools) == 0 || done.NextTools[0].Tool != "analyze_hotspots" || done.NextTools[0].Arguments["input"] != done.RunID {
 		t.Fatalf("finished job: %+v", done)
 	}
 	var runs struct {
