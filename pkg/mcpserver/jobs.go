@@ -5,22 +5,23 @@ package mcpserver
 // start_capture {plan_token} — the token plan_capture returns, the same
 // one execute_capture_plan takes — spends the token, starts the capture in
 // the background and returns at once with a Job; get_job {job_id,
-// wait_seconds?} returns the Job, waiting up to wait_seconds (0..50) for it
-// to end; cancel_job {job_id} cancels it (the workload's process tree is
-// killed, the run recorded as cancelled and published) and returns the Job
-// once it is terminal. A Job is {schema_version, job_id, kind ("capture"),
-// status (queued, running, succeeded, failed, cancelled), terminal, phase,
-// step, total, message (the latest progress), created_at, started_at,
-// finished_at, elapsed_ms, run_id (as soon as the run is recorded),
-// capture (when done: the capture.Result execute_capture_plan returns,
-// with plan null: plan_capture showed it),
-// error (a *fault.Error when failed or cancelled, with its run_id),
-// next_steps}. Jobs live in the server process: they outlive the request
-// that started them, not the server (when it ends, running jobs are
-// cancelled and their runs recorded so). At most Options.MaxRunningJobs
-// run at once; finished ones are kept for Options.JobRetention, the
-// newest Options.MaxFinishedJobs. Later kinds (experiments) add a kind
-// and a result field of their own beside capture.
+// wait_seconds?} returns the Job, waiting up to wait_seconds (0..50) for
+// it to end; cancel_job {job_id} cancels it (the workload's process tree
+// is killed, the run recorded as cancelled and published) and returns the
+// Job once it is terminal. A Job is {schema_version, job_id, kind
+// ("capture"), status (queued, running, succeeded, failed, cancelled),
+// terminal, phase, step, total, message (the latest progress), created_at,
+// started_at, finished_at, elapsed_ms, run_id (as soon as the run is
+// recorded), capture (when done: the capture.Result execute_capture_plan
+// returns, with plan null: plan_capture showed it), error (a *fault.Error
+// when failed or cancelled, with its run_id), next_steps, next_tools:
+// get_job and cancel_job while it runs, then analyze_hotspots and
+// get_run}. Jobs live in the server process: they outlive the request that
+// started them, not the server (when it ends, running jobs are cancelled
+// and their runs recorded so). At most Options.MaxRunningJobs run at once;
+// finished ones are kept for Options.JobRetention, the newest
+// Options.MaxFinishedJobs. Later kinds (experiments) add a kind and a
+// result field of their own beside capture.
 
 import (
 	"context"
