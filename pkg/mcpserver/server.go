@@ -112,6 +112,7 @@ func newServer(opts Options) *server {
 	s.mcp.AddReceivingMiddleware(s.recoverPanics, s.resourceErrors, s.checkArguments, s.shareReaders)
 	s.addWorkspaceTools()
 	s.addQueryTools()
+	s.addOutputTools()
 	s.addCaptureTools()
 	s.addAnalysisTools()
 	s.addJobTools()

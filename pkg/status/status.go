@@ -30,6 +30,9 @@ type Status struct {
 	Runs          RunCounts     `json:"runs"`
 	Artifacts     ArtifactStats `json:"artifacts"`
 	Catalog       CatalogInfo   `json:"catalog"`
+	// Caches are the writable caches of contained captures
+	// (.diagnostics/cache/NAME): no evidence, deletable.
+	Caches []CacheStats `json:"caches"`
 	// AbandonedStaging lists staging entries whose owner process is gone.
 	AbandonedStaging []StagingEntry `json:"abandoned_staging"`
 	// StaleRuns are running or pending runs whose owner is provably gone;
@@ -133,6 +136,7 @@ func Collect(ctx context.Context, ws *workspace.Workspace) (*Status, error) {
 		}
 	}
 	st.AbandonedStaging = abandonedStaging(ws)
+	st.Caches = caches(ws)
 	for _, e := range st.AbandonedStaging {
 		st.Warnings = append(st.Warnings, "abandoned staging "+e.Path+" ("+e.Owner+"); `flameox recover` removes it")
 	}

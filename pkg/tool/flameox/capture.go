@@ -278,10 +278,48 @@ func renderCapture(w io.Writer, res *capture.Result) {
 	if m.Error != nil {
 		fmt.Fprintf(w, "error        %s\n", cli.Safe(m.Error.Error()))
 	}
+	renderFailure(w, m.RunID, res.Failure)
 	// The run's limitations include the plan's; the result repeats them.
 	printLimitations(w, "limitation   ", m.Limitations, res.Limitations)
 	if res.CorpusCommitID != "" {
 		fmt.Fprintf(w, "published    commit %s\n", corpus.Short(res.CorpusCommitID))
+	}
+}
+
+// failureLines is how many lines of a failure capture run prints.
+const failureLines = 10
+
+// renderFailure prints why a capture failed: the class and summary, the
+// remedy, and the last lines of what explains it (the adapter's reading,
+// else the tail of stderr, else of stdout); the escaping was done when the
+// failure was read.
+func renderFailure(w io.Writer, runID string, f *capture.Failure) {
+	if f == nil {
+		return
+	}
+	fmt.Fprintf(w, "failure      %s: %s\n", f.Class, f.Summary)
+	for _, r := range f.Remediation {
+		fmt.Fprintf(w, "fix          %s\n", r)
+	}
+	lines := f.Lines
+	stream := "stdout"
+	for _, t := range []struct {
+		name string
+		tail *capture.OutputTail
+	}{{"stderr", f.Stderr}, {"stdout", f.Stdout}} {
+		if len(lines) == 0 && t.tail != nil {
+			lines, stream = strings.Split(strings.TrimRight(t.tail.Text, "\n"), "\n"), t.name
+		}
+	}
+	if len(f.Lines) == 0 && f.Stderr != nil {
+		stream = "stderr"
+	}
+	lines = lines[max(len(lines)-failureLines, 0):]
+	for _, l := range lines {
+		fmt.Fprintf(w, "  | %s\n", l)
+	}
+	if f.Stdout != nil || f.Stderr != nil {
+		fmt.Fprintf(w, "output       flameox runs output %s --stream %s\n", runID, stream)
 	}
 }
 

@@ -53,6 +53,7 @@ func Commands() []*Command {
 		{Name: "import", Args: "PATH...", Summary: "import existing artifacts, one new run each", MCPTool: "import_artifact", Run: importCmd},
 		{Name: "runs list", Summary: "list runs, newest first, with what tells them apart: workload and parameters (or the imported file), adapter, outcome, wall time, peak RSS, benchmark count; filter by --workload, --parameter KEY=VALUE, status, time", MCPTool: "list_runs", Run: runsList},
 		{Name: "runs show", Args: "RUN_ID", Summary: "show a run: what it ran, its outcome and resources, artifacts and limitations", MCPTool: "get_run", Run: runsShow},
+		{Name: "runs output", Args: "RUN_ID", Summary: "page a run's stored stdout or stderr (--stream, --offset, --max-bytes), escaped", MCPTool: "get_run_output", Run: runsOutput},
 		{Name: "artifacts list", Summary: "list stored artifacts", MCPTool: "list_artifacts", Run: artifactsList},
 		{Name: "artifacts show", Args: "ARTIFACT_ID", Summary: "show an artifact's content facts and registrations", MCPTool: "get_artifact", Run: artifactsShow},
 		{Name: "workload list", Summary: "declared workloads and their approval", MCPTool: "list_workloads", Run: workloadList},

@@ -466,3 +466,41 @@ func artifactsShow(ctx context.Context, c *Context, args []string) error {
 		}
 	})
 }
+
+// runsOutput prints one page of a run's stored stdout or stderr (the
+// redacted bytes the capture kept), escaped, with where the next one
+// starts.
+func runsOutput(ctx context.Context, c *Context, args []string) error {
+	fs := c.flags("runs output", "RUN_ID")
+	var req capture.OutputRequest
+	fs.StringVar(&req.Stream, "stream", "stdout", "stdout, stderr, oracle_stdout or oracle_stderr")
+	fs.Int64Var(&req.Offset, "offset", 0, "first byte to read (a page's next_offset)")
+	fs.Int64Var(&req.MaxBytes, "max-bytes", capture.DefaultOutputPage, fmt.Sprintf("bytes to read, at most %d", capture.MaxOutputPage))
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return cli.Usagef("flameox runs output needs exactly one RUN_ID")
+	}
+	ws, err := c.workspace()
+	if err != nil {
+		return err
+	}
+	req.RunID = fs.Arg(0)
+	p, err := capture.ReadOutput(ctx, ws, req)
+	if err != nil {
+		return err
+	}
+	return c.emit(p, func(w io.Writer) {
+		io.WriteString(w, p.Text)
+		if p.Text != "" && !strings.HasSuffix(p.Text, "\n") {
+			fmt.Fprintln(w)
+		}
+		switch {
+		case p.ArtifactID == "":
+			fmt.Fprintf(c.Env.Stderr, "run %s wrote nothing on %s\n", p.RunID, p.Stream)
+		case p.Truncated:
+			fmt.Fprintf(c.Env.Stderr, "bytes %d-%d of %d; more with --offset %d\n", p.Offset, p.NextOffset, p.Total, p.NextOffset)
+		}
+	})
+}

@@ -79,6 +79,9 @@ func renderStatus(w io.Writer, st *status.Status) {
 		ks := st.Artifacts.ByKind[k]
 		fmt.Fprintf(w, "  %-22s %d object(s), %s\n", k, ks.Objects, bytesHuman(ks.Bytes))
 	}
+	for _, c := range st.Caches {
+		fmt.Fprintf(w, "cache       %s: %d file(s), %s (contained captures; deletable)\n", cli.Safe(c.Name), c.Files, bytesHuman(c.Bytes))
+	}
 	switch {
 	case !st.Catalog.Exists:
 		fmt.Fprintln(w, "catalog     not built (queries do not need it; `flameox catalog rebuild`)")
