@@ -21,12 +21,21 @@ import (
 
 // mcpOnly are tools no porcelain command names, with the reason.
 var mcpOnly = map[string]string{
-	"start_capture": jobsReason, "get_job": jobsReason, "cancel_job": jobsReason,
+	"start_capture": jobsReason, "get_job": jobsReason, "cancel_job": jobsReason, "propose_workload": proposeReason,
 }
 
 // jobsReason: `flameox capture run` waits in the foreground as long as it
 // takes; detached jobs exist for hosts whose tool calls time out.
 const jobsReason = "jobs outlast a host's tool timeout; the CLI waits"
+
+// proposeReason: a person declares a workload by editing flameox.toml;
+// an agent drafts one, and `flameox workload approve NAME` adopts it.
+const proposeReason = "agents draft workloads; a person adopts them with flameox workload approve"
+
+// drafted are the banned argument names propose_workload takes: a draft
+// of a [workloads.NAME] table, which runs nothing and is not approved; only
+// a person's `flameox workload approve NAME` adopts it (issue 14, item 9).
+var drafted = []string{"argv", "cwd", "env"}
 
 // TestCommandsParity: every porcelain command has an MCP tool or says why
 // not, and every tool belongs to a command (or to mcpOnly).
@@ -112,7 +121,7 @@ func TestToolSchemasAndAnnotations(t *testing.T) {
 		concrete(t, tool.Name+" output", output)
 		props, _ := input["properties"].(map[string]any)
 		for p := range props {
-			if slices.Contains(banned, p) || (p == "path" && tool.Name != "import_artifact") {
+			if (slices.Contains(banned, p) && !(tool.Name == "propose_workload" && slices.Contains(drafted, p))) || (p == "path" && tool.Name != "import_artifact") {
 				t.Errorf("%s takes %q", tool.Name, p)
 			}
 		}
@@ -142,7 +151,7 @@ func checkAnnotations(t *testing.T, tool *mcp.Tool) {
 	got := hints{a.ReadOnlyHint, a.IdempotentHint, *a.DestructiveHint, *a.OpenWorldHint}
 	want := hints{ro: true, idem: true}
 	switch tool.Name {
-	case "initialize_workspace":
+	case "initialize_workspace", "propose_workload": // writes a file, the same for the same input
 		want = hints{idem: true}
 	case "import_artifact", "analyze_hotspots": // additive (analyze_hotspots records on request)
 		want = hints{}

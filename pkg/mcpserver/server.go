@@ -116,6 +116,8 @@ func newServer(opts Options) *server {
 	s.addCaptureTools()
 	s.addAnalysisTools()
 	s.addJobTools()
+	s.addProposeTool()
+	s.addPrompts()
 	s.addResources()
 	return s
 }
