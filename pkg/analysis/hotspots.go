@@ -23,17 +23,17 @@ const (
 
 // HotspotsRequest asks for the top frames of a profile.
 type HotspotsRequest struct {
-	Input      string `json:"input" jsonschema:"run id or artifact id (sha256:...) of a published profile"`
+	Input      string `json:"input" jsonschema:"run id or artifact id of a published profile"`
 	Limit      int    `json:"limit,omitempty" jsonschema:"rows to return (default 20, max 1000)"`
-	SampleType string `json:"sample_type,omitempty" jsonschema:"sample type, e.g. cpu, samples, alloc_space (default: the profile's default)"`
+	SampleType string `json:"sample_type,omitempty" jsonschema:"e.g. cpu, alloc_space (default: the profile's)"`
 	Thread     string `json:"thread,omitempty" jsonschema:"only samples of this thread"`
 	Process    string `json:"process,omitempty" jsonschema:"only samples of this process"`
 	Cursor     string `json:"cursor,omitempty" jsonschema:"cursor from a previous page"`
 	// Focus and Ignore filter samples by name, as go tool pprof -focus and
 	// -ignore do: a sample is kept when a frame of it matches Focus and
 	// none matches Ignore (function name, file or module; RE2 syntax).
-	Focus  string `json:"focus,omitempty" jsonschema:"regexp: keep only samples with a frame whose function, file or module matches (go tool pprof -focus)"`
-	Ignore string `json:"ignore,omitempty" jsonschema:"regexp: drop samples with a frame whose function, file or module matches (go tool pprof -ignore)"`
+	Focus  string `json:"focus,omitempty" jsonschema:"RE2: keep samples with a frame (function, file, module) matching (pprof -focus)"`
+	Ignore string `json:"ignore,omitempty" jsonschema:"RE2: drop samples with a frame matching (pprof -ignore)"`
 }
 
 // Frame is one function-level frame with its values under a sample type.
@@ -96,7 +96,9 @@ type HotspotsResult struct {
 	EvidenceLevel      string   `json:"evidence_level"`
 	Limitations        []string `json:"limitations"`
 	query.Page
-	NextSteps []string `json:"next_steps"`
+	// Next names the callers, examples and viewer of the top frame: CLI
+	// commands, or over MCP the tools with their arguments.
+	fault.Next
 }
 
 // Parameters echo what an analysis was asked.
@@ -210,7 +212,7 @@ func Hotspots(ctx context.Context, ws *workspace.Workspace, req HotspotsRequest)
 		Source: *src, SourceNote: sc.sourceNote(st), Parameters: params, SampleType: st, SampleTypes: types, Rows: []HotspotRow{},
 		DurationNanos: sc.duration, EvidenceLevel: "observed",
 		Limitations: append(lim, "Values are aggregated per function, as `go tool pprof -top` does by default; line-level detail stays in the native profile."),
-		NextSteps:   []string{}, Threads: sc.threads}
+		Next:        fault.Next{NextSteps: []string{}}, Threads: sc.threads}
 	if sc.note != "" && src.Kind != "sample_profile" && src.Producer == "gotest" {
 		res.Limitations = append(res.Limitations, "This gotest run has no CPU profile: a capture writes one only when the workload's options ask (options.profiles = \"cpu\"); its benchmark timings are then perturbed.")
 	}
@@ -242,10 +244,11 @@ func Hotspots(ctx context.Context, ws *workspace.Workspace, req HotspotsRequest)
 	}
 	if len(res.Rows) > 0 {
 		top := res.Rows[0]
-		res.NextSteps = append(res.NextSteps,
-			"flameox stacks callers "+src.RunID+" "+top.FrameID,
-			"flameox stacks examples "+src.RunID+" "+top.FrameID,
-			"flameox open "+src.ArtifactID)
+		drill := map[string]any{"input": src.RunID, "frame_id": top.FrameID}
+		res.Then(
+			fault.Step{Command: "flameox stacks callers " + src.RunID + " " + top.FrameID, Tool: "get_frame_callers", Arguments: drill},
+			fault.Step{Command: "flameox stacks examples " + src.RunID + " " + top.FrameID, Tool: "get_stack_examples", Arguments: drill},
+			fault.Step{Command: "flameox open " + src.ArtifactID, Tool: "get_native_viewer_plan", Arguments: map[string]any{"artifact_id": src.ArtifactID}})
 	}
 	return res, nil
 }

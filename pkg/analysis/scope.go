@@ -165,8 +165,11 @@ func resolve(ctx context.Context, s *query.Session, input, thread, process strin
 	if len(latest) == 0 {
 		return nil, fault.New(fault.NotFound, "no extracted profile for %s in the published corpus", input).
 			With("missing_entity", "profile").
-			Fix("Import a profile (`flameox import FILE`) or capture one (`flameox capture run gotest|perf|py-spy …`), then retry.",
-				"A gotest capture writes profiles only when its workload asks: set options.profiles = \"cpu\" and run `flameox capture run gotest --workload NAME` again.")
+			FixSteps("Import a profile (%s) or capture one (%s), then retry.",
+				fault.Step{Command: "flameox import FILE", Tool: "import_artifact", Arguments: map[string]any{"path": "FILE"}},
+				fault.Step{Command: "flameox capture run gotest|perf|py-spy …", Tool: "plan_capture", Arguments: map[string]any{"adapter": "gotest", "workload": "NAME"}}).
+			FixSteps("A gotest capture writes profiles only when its workload asks: set options.profiles = \"cpu\" and run %s again.",
+				fault.Step{Command: "flameox capture run gotest --workload NAME", Tool: "plan_capture", Arguments: map[string]any{"adapter": "gotest", "workload": "NAME"}})
 	}
 	found := make([]*cand, 0, len(latest))
 	for _, c := range latest {

@@ -18,8 +18,8 @@ import (
 // StacksRequest asks for the callers, callees or stack examples of a frame.
 type StacksRequest struct {
 	Input      string `json:"input" jsonschema:"run id or artifact id of a published profile"`
-	FrameID    string `json:"frame_id" jsonschema:"frame id (sha256:...) from a hotspots result, or a regexp of function names (like go tool pprof -peek): the heaviest matching frame is shown, the others are listed"`
-	SampleType string `json:"sample_type,omitempty" jsonschema:"sample type (default: the profile's default)"`
+	FrameID    string `json:"frame_id" jsonschema:"frame id from hotspots, or a function-name regexp (pprof -peek): the heaviest match is shown"`
+	SampleType string `json:"sample_type,omitempty" jsonschema:"default: the profile's"`
 	Thread     string `json:"thread,omitempty" jsonschema:"only samples of this thread"`
 	Process    string `json:"process,omitempty" jsonschema:"only samples of this process"`
 	Limit      int    `json:"limit,omitempty" jsonschema:"rows to return (default 20, max 1000)"`
@@ -123,7 +123,8 @@ func startDrill(ctx context.Context, ws *workspace.Workspace, req StacksRequest,
 	if !digest.Valid(req.FrameID) {
 		if byName, err = regexp.Compile(req.FrameID); err != nil || req.FrameID == "" {
 			return nil, fault.New(fault.InvalidArguments, "%q is neither a frame id (sha256:…) nor a regexp of function names", req.FrameID).
-				Fix("Pass a frame id from `flameox analyze hotspots`, or a regexp such as 'compress/flate\\.' (RE2 syntax, like go tool pprof -peek).")
+				FixSteps("Pass a frame id from %s, or a regexp such as 'compress/flate\\.' (RE2 syntax, like go tool pprof -peek).",
+					fault.Step{Command: "flameox analyze hotspots " + req.Input, Tool: "analyze_hotspots", Arguments: map[string]any{"input": req.Input}})
 		}
 	}
 	s, err := query.OpenTables(ctx, ws, profileTables...)
@@ -147,7 +148,9 @@ func startDrill(ctx context.Context, ws *workspace.Workspace, req StacksRequest,
 		}
 		if len(d.matches) == 0 {
 			return fail(fault.New(fault.NotFound, "no frame of this profile has a function name matching %q", req.FrameID).
-				With("missing_entity", "frame").Fix("List the profile's functions with `flameox analyze hotspots " + req.Input + " --limit 100`."))
+				With("missing_entity", "frame").FixSteps("List the profile's functions with %s.",
+				fault.Step{Command: "flameox analyze hotspots " + req.Input + " --limit 100", Tool: "analyze_hotspots",
+					Arguments: map[string]any{"input": req.Input, "limit": 100}}))
 		}
 		req.FrameID = d.matches[0].FrameID
 		if len(d.matches) > 1 {

@@ -120,8 +120,13 @@ type Error struct {
 	Details     map[string]string `json:"details"`
 	Remediation []string          `json:"remediation"`
 	RunID       string            `json:"run_id,omitempty"`
+	// NextTools are the MCP tool calls the remediations name, over MCP
+	// only (see FixSteps).
+	NextTools []Call `json:"next_tools,omitempty"`
 
-	cause error
+	cause    error
+	remedies []remedy
+	mcp      bool
 }
 
 // New returns an error with a formatted message.

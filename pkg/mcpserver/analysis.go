@@ -6,7 +6,6 @@ import (
 
 	"github.com/flameox/flameox/pkg/adapter/all"
 	"github.com/flameox/flameox/pkg/analysis"
-	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -18,31 +17,25 @@ const (
 	examplesLimit = 3
 )
 
-type hotspotsInput struct {
-	analysis.HotspotsRequest
-	Record bool `json:"record,omitempty" jsonschema:"also persist the analysis (with its corpus commit and inputs) as a new analysis in the corpus"`
-}
-
 func (s *server) addAnalysisTools() {
 	addTool(s, &mcp.Tool{Name: "analyze_hotspots",
-		Description: "Top frames of a published profile by self value, with inclusive values and fractions (like go tool pprof -top); focus/ignore filter samples by regexp like pprof's -focus/-ignore. Read-only unless record is true. Gives frame ids for the drill-down tools.",
-		Annotations: &mcp.ToolAnnotations{Title: "Analyze hotspots", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
-	}, s.analyzeHotspots, limitSchema(hotspotsLimit))
+		Description: "Start here for a profile: its top frames by self value with inclusive values (go tool pprof -top; focus/ignore like -focus/-ignore) and frame ids to drill into.",
+		Annotations: readOnly("Analyze hotspots")}, s.analyzeHotspots, limitSchema(hotspotsLimit))
 	addTool(s, &mcp.Tool{Name: "get_frame_callers",
-		Description: "Frames that call a frame, weighted by the samples in which the call occurs. frame_id is a frame id or a regexp of function names (like go tool pprof -peek).",
+		Description: "Who calls a frame (frame id or function-name regexp, like pprof -peek), weighted by samples.",
 		Annotations: readOnly("Frame callers")}, s.stacksEdges(true), limitSchema(edgesLimit))
 	addTool(s, &mcp.Tool{Name: "get_frame_callees",
-		Description: "Frames a frame calls, weighted by the samples in which the call occurs. frame_id is a frame id or a regexp of function names (like go tool pprof -peek).",
+		Description: "What a frame calls (frame id or function-name regexp, like pprof -peek), weighted by samples.",
 		Annotations: readOnly("Frame callees")}, s.stacksEdges(false), limitSchema(edgesLimit))
 	addTool(s, &mcp.Tool{Name: "get_stack_examples",
-		Description: "The heaviest stored stacks through a frame (root first, at most 64 frames each, leaf side kept). frame_id is a frame id or a regexp of function names.",
+		Description: "The heaviest whole stacks through a frame (frame id or function-name regexp), root first.",
 		Annotations: readOnly("Stack examples")}, s.stackExamples, limitSchema(examplesLimit))
 	addTool(s, &mcp.Tool{Name: "get_native_viewer_plan",
-		Description: "The command a human can run to open an artifact in its own ecosystem's viewer (go tool pprof, perf report, ...). Never launches anything.",
+		Description: "What a human runs to open an artifact in its own viewer (go tool pprof, perf report, ...); launches nothing.",
 		Annotations: readOnly("Native viewer plan")}, s.viewerPlan)
 }
 
-func (s *server) analyzeHotspots(ctx context.Context, _ *mcp.CallToolRequest, in hotspotsInput) (*analysis.HotspotsOutput, string, error) {
+func (s *server) analyzeHotspots(ctx context.Context, _ *mcp.CallToolRequest, in analysis.HotspotsRequest) (*analysis.HotspotsOutput, string, error) {
 	ws, err := s.workspace()
 	if err != nil {
 		return nil, "", err
@@ -50,8 +43,7 @@ func (s *server) analyzeHotspots(ctx context.Context, _ *mcp.CallToolRequest, in
 	if in.Limit == 0 {
 		in.Limit = hotspotsLimit
 	}
-	started := s.opts.Now()
-	res, err := analysis.Hotspots(ctx, ws, in.HotspotsRequest)
+	res, err := analysis.Hotspots(ctx, ws, in)
 	if err != nil {
 		return nil, "", err
 	}
@@ -71,12 +63,6 @@ func (s *server) analyzeHotspots(ctx context.Context, _ *mcp.CallToolRequest, in
 		// Names come from the artifact: they stay in the structured result
 		// (JSON-quoted), never in the text an agent reads as prose.
 		sum += fmt.Sprintf("; top frame %s has %.1f%% self", r.FrameID, 100*r.SelfFraction)
-	}
-	if in.Record {
-		if out.Recorded, err = analysis.Persist(ctx, s.publisher(ws), res, started, s.opts.Now()); err != nil {
-			return nil, "", err
-		}
-		sum += fmt.Sprintf("; recorded as analysis %s in commit %s", out.Recorded.AnalysisID, corpus.Short(out.Recorded.CorpusCommitID))
 	}
 	return out, sum, nil
 }

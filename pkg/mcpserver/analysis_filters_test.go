@@ -27,6 +27,7 @@ func TestAnalysisFiltersOverMCP(t *testing.T) {
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
 			got, want := mcpResult(t, c, tc.tool, tc.args), porcelainJSON(t, dir, tc.cli...)
+			nextForms(t, tc.tool, got, want)
 			if !reflect.DeepEqual(got, want) {
 				g, _ := json.MarshalIndent(got, "", " ")
 				w, _ := json.MarshalIndent(want, "", " ")

@@ -60,6 +60,9 @@ func addTool[In, Out any](s *server, t *mcp.Tool, h handlerFunc[In, Out], edits 
 	sort.Strings(props)
 	s.inputs[t.Name] = &toolInput{props: props, resolved: resolved}
 	t.InputSchema = sch
+	if t.OutputSchema == nil {
+		t.OutputSchema = outputSchema[Out](t.Name)
+	}
 	mcp.AddTool(s.mcp, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Envelope[Out], error) {
 		out, summary, err := h(ctx, req, in)
 		return finish(ctx, out, summary, err)
@@ -76,14 +79,18 @@ func finish[Out any](ctx context.Context, out *Out, summary string, err error) (
 		env.Error = structured(ctx, err)
 		summary = errorText(env.Error, summary)
 	}
-	return &mcp.CallToolResult{IsError: err != nil, Content: text(summary)}, env, nil
+	if out != nil {
+		mcpForm(reflect.ValueOf(out))
+	}
+	return &mcp.CallToolResult{IsError: err != nil, Content: text(summary, env)}, env, nil
 }
 
 // failure is a tool result for an error found before the tool ran.
 func failure(fe *fault.Error) *mcp.CallToolResult {
 	fillMaps(reflect.ValueOf(fe))
-	return &mcp.CallToolResult{IsError: true, Content: text(errorText(fe, "")),
-		StructuredContent: Envelope[struct{}]{SchemaVersion: 1, Error: fe}}
+	fe = fe.ForMCP()
+	env := Envelope[struct{}]{SchemaVersion: 1, Error: fe}
+	return &mcp.CallToolResult{IsError: true, Content: text(errorText(fe, ""), env), StructuredContent: env}
 }
 
 // structured turns any error into the contract's error.
@@ -92,7 +99,7 @@ func structured(ctx context.Context, err error) *fault.Error {
 	if fe.Code == fault.InternalError && (errors.Is(err, context.Canceled) || ctx.Err() != nil) {
 		fe = fault.Wrap(fault.ProcessCancelled, err, "cancelled")
 	}
-	return fe
+	return fe.ForMCP()
 }
 
 func errorText(fe *fault.Error, summary string) string {
@@ -109,13 +116,63 @@ func errorText(fe *fault.Error, summary string) string {
 	return t
 }
 
-// text is the short text content: terminal-safe and bounded.
-func text(s string) []mcp.Content {
-	s = cli.Safe(s)
+// text is the text content: a terminal-safe, bounded one-line summary,
+// then the envelope (the structured content) as compact JSON, as the MCP
+// specification recommends for tools with an output schema, so that a
+// host that forwards only content[] gives the model the whole result
+// (names from artifacts stay inside JSON strings, escaped). The JSON is
+// bounded as the structured content is: by the tool's page size, with
+// its truncated, total and cursor.
+func text(summary string, env any) []mcp.Content {
+	s := cli.Safe(summary)
 	if r := []rune(s); len(r) > 600 {
 		s = string(r[:600]) + "…"
 	}
+	if js, err := safeJSON(env); err == nil {
+		s += "\n" + js
+	}
 	return []mcp.Content{&mcp.TextContent{Text: s}}
+}
+
+// mcpForm gives every next-step list (fault.Next) and error in v its MCP
+// form: tool calls instead of CLI commands.
+func mcpForm(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return
+		}
+		switch p := v.Interface().(type) {
+		case *fault.Next:
+			p.UseMCP()
+			return
+		case *fault.Error:
+			p.UseMCP()
+			return
+		}
+		mcpForm(v.Elem())
+	case reflect.Struct:
+		if v.CanAddr() {
+			switch p := v.Addr().Interface().(type) {
+			case *fault.Next:
+				p.UseMCP()
+				return
+			case *fault.Error:
+				p.UseMCP()
+				return
+			}
+		}
+		t := v.Type()
+		for i := 0; i < v.NumField(); i++ {
+			if t.Field(i).IsExported() {
+				mcpForm(v.Field(i))
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			mcpForm(v.Index(i))
+		}
+	}
 }
 
 // fillMaps replaces nil maps by empty ones throughout v: a nil map

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 // mcpOnly are tools no porcelain command names, with the reason.
 var mcpOnly = map[string]string{
 	"start_capture": jobsReason, "get_job": jobsReason, "cancel_job": jobsReason, "propose_workload": proposeReason,
+	"record_analysis": "the CLI records with `flameox analyze hotspots --record`; over MCP reading and recording are separate tools, so that reading never needs approval",
 }
 
 // jobsReason: `flameox capture run` waits in the foreground as long as it
@@ -153,7 +155,7 @@ func checkAnnotations(t *testing.T, tool *mcp.Tool) {
 	switch tool.Name {
 	case "initialize_workspace", "propose_workload": // writes a file, the same for the same input
 		want = hints{idem: true}
-	case "import_artifact", "analyze_hotspots": // additive (analyze_hotspots records on request)
+	case "import_artifact", "record_analysis": // additive
 		want = hints{}
 	case "execute_capture_plan", "start_capture":
 		want = hints{destr: true, open: true}
@@ -209,10 +211,46 @@ func TestCLIJSONEqualsMCPResult(t *testing.T) {
 	}
 	for _, tc := range cases {
 		got, want := mcpResult(t, c, tc.tool, tc.args), porcelainJSON(t, dir, tc.cli...)
+		nextForms(t, tc.tool, got, want)
 		if !reflect.DeepEqual(got, want) {
 			g, _ := json.MarshalIndent(got, "", " ")
 			w, _ := json.MarshalIndent(want, "", " ")
 			t.Errorf("%s differs from flameox %v\nMCP: %s\nCLI: %s", tc.tool, tc.cli, g, w)
 		}
 	}
+}
+
+// nextForms checks that next steps name tools over MCP and commands on
+// the CLI (the same steps, in each interface's words), then drops them
+// so that the rest of the two results can be compared value for value.
+func nextForms(t *testing.T, tool string, mcpRes, cliRes any) {
+	t.Helper()
+	m, _ := mcpRes.(map[string]any)
+	c, _ := cliRes.(map[string]any)
+	if m == nil || c == nil || m["next_steps"] == nil {
+		return
+	}
+	ms, _ := m["next_steps"].([]any)
+	cs, _ := c["next_steps"].([]any)
+	calls, _ := m["next_tools"].([]any)
+	if len(ms) != len(cs) || len(calls) != len(cs) {
+		t.Errorf("%s: %d next steps and %d calls over MCP, %d on the CLI", tool, len(ms), len(calls), len(cs))
+	}
+	for i := range cs {
+		if cmd, _ := cs[i].(string); !strings.HasPrefix(cmd, "flameox ") {
+			t.Errorf("%s: CLI next step %q is not a command", tool, cmd)
+		}
+		if i < len(ms) && i < len(calls) {
+			call, _ := calls[i].(map[string]any)
+			if name, _ := call["tool"].(string); name == "" || !strings.HasPrefix(ms[i].(string), name+" {") {
+				t.Errorf("%s: MCP next step %q / call %v do not name a tool", tool, ms[i], call)
+			}
+		}
+	}
+	if _, ok := c["next_tools"]; ok {
+		t.Errorf("%s: the CLI JSON carries next_tools", tool)
+	}
+	delete(m, "next_steps")
+	delete(m, "next_tools")
+	delete(c, "next_steps")
 }

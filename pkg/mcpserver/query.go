@@ -17,22 +17,22 @@ const listLimit = 20
 
 func (s *server) addQueryTools() {
 	addTool(s, &mcp.Tool{Name: "list_runs",
-		Description: "Runs of the published corpus, newest first, with their execution, capture and validation states and what tells them apart: workload and parameter values (or the imported file's name), adapter, exit code or signal, wall time, peak RSS, benchmark count. Filters (workload, parameter values, statuses, time) are exact; pages with cursor.",
+		Description: "Find runs (newest first) by workload, parameter values, status or time; shows outcome, wall time, peak RSS, benchmark count.",
 		Annotations: readOnly("List runs")}, s.listRuns, limitSchema(listLimit))
 	addTool(s, &mcp.Tool{Name: "get_run",
-		Description: "One run's manifest at its latest published revision (or its current one if not yet published): states, process outcome, containment, identity, artifacts. Command lines and environment names are not returned.",
+		Description: "One run's manifest: states, process outcome, containment, identity, artifacts (no command lines or env names).",
 		Annotations: readOnly("Get run")}, s.getRun)
 	addTool(s, &mcp.Tool{Name: "list_artifacts",
-		Description: "Stored artifacts (content facts, kinds, effective sensitivity, registrations). Never the bytes.",
+		Description: "Find stored artifacts: content facts, kinds, sensitivity, registrations (never the bytes).",
 		Annotations: readOnly("List artifacts")}, s.listArtifacts, limitSchema(listLimit))
 	addTool(s, &mcp.Tool{Name: "get_artifact",
-		Description: "One stored artifact: size, hash time, effective sensitivity and its registrations. Never the bytes.",
+		Description: "One artifact's size, hash time, sensitivity and registrations (never the bytes).",
 		Annotations: readOnly("Get artifact")}, s.getArtifact)
 	addTool(s, &mcp.Tool{Name: "query_measurements",
-		Description: "Measured values with units and their raw hierarchy (worker, run index, value index, loops, warm-up), sorted by subject (the benchmark, test or package), unit (in go test -bench order: time, throughput, bytes, allocs), name, run and value index. Filters: run, artifact, name prefix, subject, workload and parameter values. Warm-ups are excluded unless asked. Values are raw, one per repetition; no statistics are computed.",
+		Description: "Raw benchmark/test values with units (one per repetition, no statistics), by run, workload, parameters, subject or name.",
 		Annotations: readOnly("Query measurements")}, s.queryMeasurements, limitSchema(listLimit))
 	addTool(s, &mcp.Tool{Name: "get_evidence",
-		Description: "One typed piece of evidence by type and id (run, artifact, generation, analysis, finding, hypothesis, experiment, run_set, ...).",
+		Description: "One typed piece of evidence by type and id (run, artifact, generation, analysis, finding, ...).",
 		Annotations: readOnly("Get evidence")}, s.getEvidence, enum("type", query.RefTypes()...))
 }
 

@@ -115,6 +115,7 @@ func newServer(opts Options) *server {
 	s.addOutputTools()
 	s.addCaptureTools()
 	s.addAnalysisTools()
+	s.addRecordTools()
 	s.addJobTools()
 	s.addProposeTool()
 	s.addPrompts()
@@ -191,7 +192,7 @@ func limitSchema(def int) func(*jsonschema.Schema) {
 		}
 		p.Minimum, p.Maximum = jsonschema.Ptr(1.0), jsonschema.Ptr(1000.0)
 		p.Default = []byte(itoa(def))
-		p.Description = "rows to return (default " + itoa(def) + ", max 1000); a truncated result says total and gives a cursor"
+		p.Description = "rows (default " + itoa(def) + "); a truncated page gives total and cursor"
 	}
 }
 

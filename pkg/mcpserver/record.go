@@ -1,0 +1,118 @@
+package mcpserver
+
+// record_analysis: the one tool that writes an analysis to the corpus.
+// The analyses themselves (analyze_hotspots, get_frame_callers, ...) only
+// read, so hosts never ask for approval to read; recording is a separate,
+// additive step. Its request is {recipe, arguments}: arguments are the
+// arguments of the recipe's own analysis tool, checked against that tool's
+// input schema, so a later recipe (comparisons, experiments) plugs in by
+// adding one entry to recipes.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/flameox/flameox/pkg/analysis"
+	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/workspace"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// recipe is an analysis record_analysis can record.
+type recipe struct {
+	tool string // the analysis tool whose arguments the recipe takes
+	run  func(ctx context.Context, ws *workspace.Workspace, args json.RawMessage) (analysis.Recordable, error)
+}
+
+var recipes = map[string]recipe{
+	"hotspots": {tool: "analyze_hotspots", run: func(ctx context.Context, ws *workspace.Workspace, args json.RawMessage) (analysis.Recordable, error) {
+		var req analysis.HotspotsRequest
+		if err := json.Unmarshal(args, &req); err != nil {
+			return nil, fault.Wrap(fault.InvalidArguments, err, "hotspots arguments")
+		}
+		if req.Limit == 0 {
+			req.Limit = hotspotsLimit
+		}
+		return analysis.Hotspots(ctx, ws, req)
+	}},
+}
+
+func recipeNames() []string {
+	out := make([]string, 0, len(recipes))
+	for name := range recipes {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// recordInput is record_analysis's request.
+type recordInput struct {
+	Recipe    string         `json:"recipe" jsonschema:"the analysis to record: hotspots (analyze_hotspots)"`
+	Arguments map[string]any `json:"arguments" jsonschema:"the recipe's analysis tool arguments, e.g. {\"input\": RUN_ID} for hotspots"`
+}
+
+// RecordResult is record_analysis's result: where the analysis was
+// recorded and what it read.
+type RecordResult struct {
+	SchemaVersion int    `json:"schema_version"`
+	Recipe        string `json:"recipe"`
+	Operation     string `json:"operation"`
+	// AnalyzedCommitID is the corpus commit the analysis read; the record
+	// is published in a new commit (recorded_in_commit_id).
+	AnalyzedCommitID string `json:"corpus_commit_id"`
+	analysis.Recorded
+	fault.Next
+}
+
+func (s *server) addRecordTools() {
+	addTool(s, &mcp.Tool{Name: "record_analysis",
+		Description: "Persist an analysis (recipe hotspots: analyze_hotspots's arguments) with its commit and inputs as analysis evidence; analyses themselves never write.",
+		Annotations: &mcp.ToolAnnotations{Title: "Record analysis", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
+	}, s.recordAnalysis, enum("recipe", recipeNames()...), func(sch *jsonschema.Schema) {
+		if p := sch.Properties["arguments"]; p != nil {
+			p.Types, p.Type, p.AdditionalProperties = nil, "object", nil
+		}
+	})
+}
+
+func (s *server) recordAnalysis(ctx context.Context, _ *mcp.CallToolRequest, in recordInput) (*RecordResult, string, error) {
+	rc, ok := recipes[in.Recipe]
+	if !ok {
+		return nil, "", fault.New(fault.InvalidArguments, "unknown recipe %q", in.Recipe).With("recipes", fmt.Sprint(recipeNames()))
+	}
+	args, err := json.Marshal(in.Arguments)
+	if err != nil || in.Arguments == nil {
+		args = []byte("{}")
+	}
+	if ti := s.inputs[rc.tool]; ti != nil {
+		if fe := ti.check(args); fe != nil {
+			fe.Message = in.Recipe + " arguments: " + fe.Message
+			return nil, "", fe
+		}
+	}
+	ws, err := s.workspace()
+	if err != nil {
+		return nil, "", err
+	}
+	started := s.opts.Now()
+	res, err := rc.run(ctx, ws, args)
+	if err != nil {
+		return nil, "", err
+	}
+	rec, err := analysis.Persist(ctx, s.publisher(ws), res, started, s.opts.Now())
+	if err != nil {
+		return nil, "", err
+	}
+	out := &RecordResult{SchemaVersion: 1, Recipe: in.Recipe, Recorded: *rec, Next: fault.Next{NextSteps: []string{}}}
+	if h, ok := res.(*analysis.HotspotsResult); ok {
+		out.Operation, out.AnalyzedCommitID = h.Operation, h.CorpusCommitID
+	}
+	out.Then(fault.Step{Command: "flameox evidence get analysis " + rec.AnalysisID, Tool: "get_evidence",
+		Arguments: map[string]any{"type": "analysis", "id": rec.AnalysisID}})
+	return out, fmt.Sprintf("recorded %s as analysis %s in commit %s", in.Recipe, rec.AnalysisID, corpus.Short(rec.CorpusCommitID)), nil
+}
