@@ -168,7 +168,7 @@ func (r *reading) stderrText(f io.Reader) {
 		r.stderr.add(s)
 		t := strings.TrimSpace(s)
 		switch {
-		case strings.HasPrefix(t, "go: ") && r.goErr == "":
+		case r.goErr == "" && (strings.HasPrefix(t, "go: ") || strings.Contains(t, "failed to initialize build cache")):
 			r.goErr = t
 		case strings.HasPrefix(t, "FAIL") && strings.HasSuffix(t, "[build failed]"):
 			r.buildFailed = appendNew(r.buildFailed, failPkg(t, ""))

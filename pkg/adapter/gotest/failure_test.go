@@ -46,6 +46,9 @@ func TestReadFailure(t *testing.T) {
 		{name: "read-only GOCACHE",
 			stderr: "go: failed to initialize build cache at /home/u/.cache/go-build: mkdir /home/u/.cache/go-build: read-only file system\n",
 			class:  adapter.FailureSetup, summary: "build cache", line: "read-only file system"},
+		{name: "read-only GOCACHE, go 1.26",
+			stderr: "failed to initialize build cache at /p/gocache: mkdir /p/gocache: read-only file system\n",
+			class:  adapter.FailureSetup, summary: "build cache", line: "read-only file system"},
 		{name: "test failed",
 			stdout: `{"Action":"run","Package":"example.com/x","Test":"TestA"}
 {"Action":"output","Package":"example.com/x","Test":"TestA","Output":"    x_test.go:9: got 1, want 2\n"}
@@ -187,7 +190,10 @@ func TestLiveFailureClasses(t *testing.T) {
 func TestLiveContainedCache(t *testing.T) {
 	testenv.LookPath(t, "bwrap")
 	dir := tinyProject(t, tinyTests)
-	toml := "schema_version = 1\n[workloads.w]\nargv = [\"go\", \"test\", \"-run\", \"Add\", \"-bench\", \"Add\", \"-benchtime\", \"10x\", \".\"]\ntimeout_seconds = 300\nenv = { GOWORK = \"off\", GOTOOLCHAIN = \"local\" }\n"
+	// The workload's own GOCACHE is one go must create, in the project:
+	// read-only inside the sandbox, as the user's is.
+	toml := "schema_version = 1\n[workloads.w]\nargv = [\"go\", \"test\", \"-run\", \"Add\", \"-bench\", \"Add\", \"-benchtime\", \"10x\", \".\"]\ntimeout_seconds = 300\n" +
+		"env = { GOWORK = \"off\", GOTOOLCHAIN = \"local\", GOCACHE = \"" + filepath.Join(dir, "gocache") + "\" }\n"
 	contained := func(s *capture.Service) { s.WS.Config.Execution.Containment = "required" }
 	first := adaptertest.CaptureWith(t, dir, toml, "w", Name, contained, process.New(), New())
 	m := first.Result.Run
