@@ -356,10 +356,25 @@ func splitKey(key string) []string {
 	return out
 }
 
+// maxDiffCells bounds lineDiff's table (old lines × new lines).
+const maxDiffCells = 1 << 22
+
 // lineDiff is a minimal line diff of a → b ("-"/"+"/" " prefixed lines).
 func lineDiff(a, b string) string {
 	x, y := splitLines(a), splitLines(b)
 	n, m := len(x), len(y)
+	if n*m > maxDiffCells {
+		// Too large for the quadratic table: every old line out, every
+		// new one in, which is still exact.
+		var out strings.Builder
+		for _, l := range x {
+			out.WriteString("- " + l + "\n")
+		}
+		for _, l := range y {
+			out.WriteString("+ " + l + "\n")
+		}
+		return out.String()
+	}
 	lcs := make([][]int, n+1)
 	for i := range lcs {
 		lcs[i] = make([]int, m+1)

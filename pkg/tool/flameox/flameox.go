@@ -58,7 +58,7 @@ func Commands() []*Command {
 		{Name: "artifacts show", Args: "ARTIFACT_ID", Summary: "show an artifact's content facts and registrations", MCPTool: "get_artifact", Run: artifactsShow},
 		{Name: "workload list", Summary: "declared workloads and their approval", MCPTool: "list_workloads", Run: workloadList},
 		{Name: "workload show", Args: "NAME", Summary: "a workload's definition (argv, env, parameters and their domains, options, oracle), digest and approval", MCPTool: "get_workload", Run: workloadShow},
-		{Name: "workload approve", Args: "NAME", Summary: "approve a workload at its current definition", CLIOnly: "approval is the human's decision; agents can never approve what they run", Run: workloadApprove},
+		{Name: "workload approve", Args: "NAME", Summary: "approve a workload at its current definition, or show the diff of a pending proposal (MCP propose_workload) and adopt it", CLIOnly: "approval is the human's decision; agents can never approve what they run (they propose)", Run: workloadApprove},
 		{Name: "capture plan", Args: "ADAPTER --workload NAME", Summary: "show the exact capture without running anything", MCPTool: "plan_capture", Run: capturePlan},
 		{Name: "capture run", Args: "ADAPTER --workload NAME", Summary: "capture an approved workload and publish the run", MCPTool: "execute_capture_plan", Run: captureRun},
 		{Name: "capabilities", Summary: "every adapter's status, version and remediation", MCPTool: "list_capabilities", Run: capabilities},
