@@ -13,7 +13,8 @@ package mcpserver
 // terminal, phase, step, total, message (the latest progress), created_at,
 // started_at, finished_at, elapsed_ms, run_id (as soon as the run is
 // recorded), capture (when done: the capture.Result execute_capture_plan
-// returns, with plan null: plan_capture showed it), error (a *fault.Error
+// returns, with plan null and without the run's environment and
+// source_state: plan_capture and get_run show them), error (a *fault.Error
 // when failed or cancelled, with its run_id), next_steps, next_tools:
 // get_job and cancel_job while it runs, then analyze_hotspots and
 // get_run}. Jobs live in the server process: they outlive the request that
@@ -69,7 +70,7 @@ type Job struct {
 	FinishedAt *time.Time      `json:"finished_at,omitempty"`
 	ElapsedMs  int64           `json:"elapsed_ms" jsonschema:"time since the job started, to its end once terminal"`
 	RunID      string          `json:"run_id,omitempty" jsonschema:"the run the job records, as soon as it exists"`
-	Capture    *capture.Result `json:"capture,omitempty" jsonschema:"the capture result as execute_capture_plan returns it, without the plan, once a capture job is terminal"`
+	Capture    *capture.Result `json:"capture,omitempty" jsonschema:"the capture result as execute_capture_plan returns it (without the plan, and the run without environment and source_state: get_run has them), once a capture job is terminal"`
 	Error      *fault.Error    `json:"error,omitempty" jsonschema:"why a failed or cancelled job did not succeed"`
 	fault.Next
 }
@@ -378,11 +379,17 @@ func (s *server) startCapture(ctx context.Context, _ *mcp.CallToolRequest, in ex
 		res, _, err := s.runPlan(ctx, ws, tok, func(p capture.Progress) { s.jobs.progress(j, p) }, onRun)
 		return func(v *Job) {
 			if res != nil {
-				// Without the plan, which plan_capture showed, so that
-				// a finished job stays a small result (get_run has the
-				// whole run).
+				// Without the plan, which plan_capture showed, and the
+				// run's environment and source identity, so that a
+				// finished job stays a small result; get_run has the
+				// whole run.
 				c := *res
 				c.Plan = nil
+				if res.Run != nil {
+					m := *res.Run
+					m.Environment, m.SourceState = nil, nil
+					c.Run = &m
+				}
 				v.Capture = &c
 				if res.Run != nil {
 					v.RunID = res.Run.RunID
