@@ -138,3 +138,18 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestOutputTailBytes: capture.output_tail_bytes defaults to 4096 and is
+// bounded.
+func TestOutputTailBytes(t *testing.T) {
+	c, err := Parse(DefaultTOML, "config.toml")
+	if err != nil || c.Capture.OutputTailBytes != 4096 || Default().Capture.OutputTailBytes != 4096 {
+		t.Fatalf("default %d, %v", c.Capture.OutputTailBytes, err)
+	}
+	for v, ok := range map[string]bool{"0": true, "65536": true, "65537": false, "-1": false} {
+		_, err := Parse("schema_version = 1\n[capture]\noutput_tail_bytes = "+v+"\n", "config.toml")
+		if (err == nil) != ok {
+			t.Errorf("output_tail_bytes = %s: %v", v, err)
+		}
+	}
+}

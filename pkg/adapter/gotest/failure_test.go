@@ -292,3 +292,20 @@ func TestWait(t *testing.T) {
 		t.Errorf("failure %+v, want cancelled", res.Failure)
 	}
 }
+
+// FuzzReadFailure: any stdout and stderr give a failure or nil, never a
+// panic, with bounded lines and test names.
+func FuzzReadFailure(f *testing.F) {
+	f.Add([]byte(`{"Action":"fail","Package":"p","Test":"T"}`+"\n"), []byte("FAIL\tp [build failed]\n"), false)
+	f.Add([]byte(`{"Action":"output","Package":"p","Test":"T","Output":"panic: x\n"}`), []byte("go: bad\n"), true)
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, stdout, stderr []byte, timedOut bool) {
+		in := adapter.FailureInput{Stdout: filepath.Join(dir, "o"), Stderr: filepath.Join(dir, "e"), TimedOut: timedOut}
+		os.WriteFile(in.Stdout, stdout, 0o600)
+		os.WriteFile(in.Stderr, stderr, 0o600)
+		r := New().ReadFailure(context.Background(), in)
+		if r != nil && (r.Class == "" || len(r.Lines) > failLines || len(r.FailedTests) > maxFailedTests) {
+			t.Fatalf("failure %+v", r)
+		}
+	})
+}
