@@ -19,7 +19,7 @@ const (
 
 func (s *server) addAnalysisTools() {
 	addTool(s, &mcp.Tool{Name: "analyze_hotspots",
-		Description: "Start here for a profile: its top frames by self value with inclusive values (go tool pprof -top; focus/ignore like -focus/-ignore) and frame ids to drill into.",
+		Description: "Start here for a profile: top frames by self and inclusive value (pprof -top, -focus, -ignore), with frame ids to drill into.",
 		Annotations: readOnly("Analyze hotspots")}, s.analyzeHotspots, limitSchema(hotspotsLimit))
 	addTool(s, &mcp.Tool{Name: "get_frame_callers",
 		Description: "Who calls a frame (frame id or function-name regexp, like pprof -peek), weighted by samples.",

@@ -47,10 +47,10 @@ func (s *server) addCaptureTools() {
 		adapters = append(adapters, a.Name())
 	}
 	addTool(s, &mcp.Tool{Name: "plan_capture",
-		Description: "Plan a capture of a declared workload under an adapter without running anything: approval state, containment, limits, artifacts, warnings. Returns a single-use plan_token for execute_capture_plan.",
+		Description: "First step of a capture: shows what would run (approval, containment, limits, artifacts) and returns a single-use plan_token; runs nothing.",
 		Annotations: readOnly("Plan capture")}, s.planCapture, enum("adapter", adapters...), paramSchema)
 	addTool(s, &mcp.Tool{Name: "execute_capture_plan",
-		Description: "Run the capture a plan_token names (the workload must be approved by a human on the CLI), record a terminal run with its artifacts, and publish it. Sends progress (planning, capturing, validating, registering, publishing, completed); cancelling kills the process tree and records a cancelled run.",
+		Description: "Run a planned capture and wait for its published run (progress every phase); prefer start_capture when the host times out calls.",
 		Annotations: &mcp.ToolAnnotations{Title: "Execute capture plan", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, s.executePlan)
 }

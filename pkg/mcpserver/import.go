@@ -38,7 +38,7 @@ func (s *server) addImportTool() {
 		names[i] = string(k)
 	}
 	addTool(s, &mcp.Tool{Name: "import_artifact",
-		Description: "Import an existing file from the project (a pprof profile, perf script output, speedscope JSON, folded stacks, benchmark output, ...) as a new run, store it content-addressed and publish it. Returns the run, the artifact id and the corpus commit. Nothing is uploaded.",
+		Description: "Bring an existing project file (pprof, perf script, speedscope, folded stacks, benchmark output) in as a new published run; nothing is uploaded.",
 		Annotations: &mcp.ToolAnnotations{Title: "Import artifact", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, s.importArtifact, enum("kind", names...), enum("sensitivity", "normal", "internal", "sensitive"),
 		func(sch *jsonschema.Schema) {
