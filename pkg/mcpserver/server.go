@@ -12,10 +12,13 @@
 //
 // Every tool answers with one envelope {schema_version, ok, result, error}
 // as structured content (result is the exact Go type `flameox … --json`
-// prints, error is a *fault.Error), plus a short, terminal-safe text, and
-// isError on failure. Output schemas are concrete all the way down (no
-// `any`), because TypeScript-SDK hosts reject a `true` sub-schema and then
-// see no tools at all.
+// prints, error is a *fault.Error), plus a text of one terminal-safe
+// summary line and the same envelope as escaped JSON, and isError on
+// failure. Next steps and remediations name tools and their arguments
+// (fault.Step's MCP form), never CLI commands. Output schemas are compact
+// (schema.go) and concrete (no `any`), because TypeScript-SDK hosts reject
+// a `true` sub-schema and then see no tools at all. Reading tools are
+// read-only; recording an analysis is its own tool (record_analysis).
 package mcpserver
 
 import (
