@@ -85,7 +85,7 @@ func Default() Config {
 		Capture: Capture{
 			MaxArtifactBytes:   4 << 30,
 			DefaultSensitivity: "internal",
-			OutputTailBytes:    4096,
+			OutputTailBytes:    2048,
 		},
 		Execution: Execution{
 			ChildEnvironmentAllowlist: []string{"PATH", "HOME", "LANG", "LC_*", "TZ", "TMPDIR", "TERM",
@@ -115,7 +115,7 @@ default_sensitivity = "internal"
 # Bytes of each of stdout and stderr (the stored, redacted output) that a
 # failed, timed-out or cancelled capture's result carries as its tail,
 # escaped; 0 for none, at most 65536. flameox runs output pages it all.
-output_tail_bytes = 4096
+output_tail_bytes = 2048
 
 [execution]
 # Parent environment variables a workload inherits ("LC_*" matches a

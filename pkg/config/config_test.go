@@ -139,11 +139,11 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// TestOutputTailBytes: capture.output_tail_bytes defaults to 4096 and is
+// TestOutputTailBytes: capture.output_tail_bytes defaults to 2048 and is
 // bounded.
 func TestOutputTailBytes(t *testing.T) {
 	c, err := Parse(DefaultTOML, "config.toml")
-	if err != nil || c.Capture.OutputTailBytes != 4096 || Default().Capture.OutputTailBytes != 4096 {
+	if err != nil || c.Capture.OutputTailBytes != 2048 || Default().Capture.OutputTailBytes != 2048 {
 		t.Fatalf("default %d, %v", c.Capture.OutputTailBytes, err)
 	}
 	for v, ok := range map[string]bool{"0": true, "65536": true, "65537": false, "-1": false} {
