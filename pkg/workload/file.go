@@ -162,7 +162,8 @@ func (f *File) Workload(name string) (*Workload, error) {
 	}
 	return nil, fault.New(fault.NotFound, "no workload %q is declared in %s", clip(name), FileName).
 		With("workload", clip(name)).With("declared", strings.Join(f.Names(), ",")).
-		Fix("List declared workloads with `flameox workload list`; workloads are added to " + FileName + " by a person.")
+		FixSteps("List declared workloads with %s; workloads are added to "+FileName+" by a person.",
+			fault.Step{Command: "flameox workload list", Tool: "list_workloads"})
 }
 
 // Experiment returns the named experiment or NOT_FOUND.

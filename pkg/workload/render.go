@@ -50,7 +50,8 @@ func (w *Workload) Render(projectRoot string, params map[string]any) (*Instance,
 		if w.params[n] == nil {
 			return nil, fault.New(fault.InvalidArguments, "workload %q has no parameter %q", w.Name, clip(n)).
 				With("workload", w.Name).With("parameter", clip(n)).With("declared", strings.Join(w.ParameterNames(), ",")).
-				Fix("Pass only declared parameters; see `flameox workload show " + w.Name + "`.")
+				FixSteps("Pass only declared parameters; see %s.",
+					fault.Step{Command: "flameox workload show " + w.Name, Tool: "get_workload", Arguments: map[string]any{"name": w.Name}})
 		}
 	}
 	for _, p := range w.Parameters {
