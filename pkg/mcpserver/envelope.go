@@ -134,72 +134,66 @@ func text(summary string, env any) []mcp.Content {
 	return []mcp.Content{&mcp.TextContent{Text: s}}
 }
 
-// mcpForm gives every next-step list (fault.Next) and error in v its MCP
-// form: tool calls instead of CLI commands.
-func mcpForm(v reflect.Value) {
+// walk calls visit on v and, while visit returns true, on everything v
+// holds that a result can carry: pointed-to values, exported struct
+// fields, slice and array elements (map values are not addressable, and no
+// result keeps a Next or a nil map inside one).
+func walk(v reflect.Value, visit func(reflect.Value) bool) {
+	if !visit(v) {
+		return
+	}
 	switch v.Kind() {
 	case reflect.Pointer:
-		if v.IsNil() {
-			return
+		if !v.IsNil() {
+			walk(v.Elem(), visit)
 		}
-		switch p := v.Interface().(type) {
-		case *fault.Next:
-			p.UseMCP()
-			return
-		case *fault.Error:
-			p.UseMCP()
-			return
-		}
-		mcpForm(v.Elem())
 	case reflect.Struct:
-		if v.CanAddr() {
-			switch p := v.Addr().Interface().(type) {
-			case *fault.Next:
-				p.UseMCP()
-				return
-			case *fault.Error:
-				p.UseMCP()
-				return
-			}
-		}
 		t := v.Type()
 		for i := 0; i < v.NumField(); i++ {
 			if t.Field(i).IsExported() {
-				mcpForm(v.Field(i))
+				walk(v.Field(i), visit)
 			}
 		}
 	case reflect.Slice, reflect.Array:
 		for i := 0; i < v.Len(); i++ {
-			mcpForm(v.Index(i))
+			walk(v.Index(i), visit)
 		}
 	}
+}
+
+// mcpForm gives every next-step list (fault.Next) and error in v its MCP
+// form: tool calls instead of CLI commands.
+func mcpForm(v reflect.Value) {
+	walk(v, func(v reflect.Value) bool {
+		var p any
+		switch {
+		case v.Kind() == reflect.Pointer && !v.IsNil():
+			p = v.Interface()
+		case v.Kind() == reflect.Struct && v.CanAddr():
+			p = v.Addr().Interface()
+		}
+		switch p := p.(type) {
+		case *fault.Next:
+			p.UseMCP()
+			return false
+		case *fault.Error:
+			p.UseMCP()
+			return false
+		}
+		return true
+	})
 }
 
 // fillMaps replaces nil maps by empty ones throughout v: a nil map
 // marshals as null, which its output schema (type object) rejects, and the
 // SDK would turn the whole call into a protocol error.
 func fillMaps(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if !v.IsNil() {
-			fillMaps(v.Elem())
-		}
-	case reflect.Struct:
-		t := v.Type()
-		for i := 0; i < v.NumField(); i++ {
-			if t.Field(i).IsExported() {
-				fillMaps(v.Field(i))
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		for i := 0; i < v.Len(); i++ {
-			fillMaps(v.Index(i))
-		}
-	case reflect.Map:
-		if v.IsNil() && v.CanSet() {
+	walk(v, func(v reflect.Value) bool {
+		if v.Kind() == reflect.Map && v.IsNil() && v.CanSet() {
 			v.Set(reflect.MakeMap(v.Type()))
 		}
-	}
+		return true
+	})
 }
 
 // recoverPanics turns a panic into INTERNAL_ERROR instead of ending the
