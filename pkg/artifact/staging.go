@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -210,8 +209,6 @@ func hashReader(r io.Reader) (string, int64, error) {
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), n, nil
 }
-
-var _ hash.Hash
 
 // Precheck refuses, before any run is created, a source that StageImport
 // would refuse anyway: missing, not a regular file, hard-linked, or over

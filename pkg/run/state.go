@@ -1,10 +1,6 @@
 package run
 
-import (
-	"fmt"
-
-	"github.com/flameox/flameox/pkg/fault"
-)
+import "github.com/flameox/flameox/pkg/fault"
 
 // The three independent state machines of a run (SPEC §3). Each revision of
 // a run may move each machine along one of the edges below, or leave it.
@@ -119,5 +115,3 @@ func (m *Machine) CheckInitial(s string) error {
 	}
 	return fault.New(fault.InternalError, "%s: a run cannot start in state %q", m.Name, s)
 }
-
-var _ = fmt.Sprint
