@@ -26,6 +26,6 @@ func lateFirstGC() {
 // it; it holds a pointer and is larger than the tiny allocator's 16 bytes,
 // whose blocks can keep a finalizer from ever running.
 type gcSentinel struct {
-	p   *int
-	pad [24]byte
+	_ *int
+	_ [24]byte
 }

@@ -116,10 +116,8 @@ func publishChunk(ctx context.Context, ws *workspace.Workspace, rng *rand.Rand, 
 	r := runHandles(rw)
 	mh := measurementHandles(mw)
 	now := time.Now()
-	ids := make([]string, 0, n)
 	for i := 0; i < n; i++ {
 		id := uuid.NewString()
-		ids = append(ids, id)
 		wl := workloads[rng.IntN(len(workloads))]
 		if err := r.row(id, wl, statuses[rng.IntN(len(statuses))], now); err != nil {
 			return err
