@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -203,12 +204,22 @@ func NewFlags(env *Env, name, usage string) *pflag.FlagSet {
 }
 
 // Parse parses args and converts flag errors into INVALID_ARGUMENTS.
+//
+// A flag set is named for its command line, "fox-capture import" or
+// "fox-publish". The message names only the verb ("import: unknown flag:
+// --x"), because Report already puts the program name in front of every
+// message; the remediation names the whole command.
 func Parse(fs *pflag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return err
 		}
-		return fault.Wrap(fault.InvalidArguments, err, "%s", fs.Name()).Fix("Run '" + fs.Name() + " --help' for usage.")
+		_, verb, _ := strings.Cut(fs.Name(), " ")
+		e := fault.Wrap(fault.InvalidArguments, err, "%s", verb)
+		if verb == "" {
+			e.Message = err.Error()
+		}
+		return e.Fix("Run '" + fs.Name() + " --help' for usage.")
 	}
 	return nil
 }

@@ -97,8 +97,8 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 	global.BoolVar(&c.JSON, "json", false, "")
 	global.StringVar(&c.Workspace, "workspace", "", "")
 	global.StringVarP(&c.Dir, "project-root", "C", env.Dir, "")
-	if err := global.Parse(args); err != nil {
-		return fault.Wrap(fault.InvalidArguments, err, "flameox").Fix("Run 'flameox --help' for usage.")
+	if err := cli.Parse(global, args); err != nil {
+		return err
 	}
 	if c.JSON {
 		env.Mode = cli.JSON
