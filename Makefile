@@ -12,9 +12,9 @@ all: build
 # The binaries link libstdc++ statically and export no symbols: DuckDB's
 # bindings ask for -rdynamic, which only loading DuckDB extensions needs
 # (flameox never loads one; the ones it uses are built in), and which left
-# the dynamic loader ~5,400 symbol relocations to resolve at every start
-# (2 ms of each command; docs/performance.md). Without a libstdc++.a the
-# build still works, linking libstdc++ dynamically.
+# the dynamic loader thousands of symbol relocations to resolve at every
+# start (docs/performance.md, "Start-up and status", has the cost). Without
+# a libstdc++.a the build still works, linking libstdc++ dynamically.
 LDLIBS     := $(BIN)/.ld
 EXTLDFLAGS := -L$(LDLIBS) -static-libgcc -Wl,--no-export-dynamic
 

@@ -74,7 +74,7 @@ func toolEnv() []string {
 //
 // toolchains names the toolchains whose versions matter for the run ("go",
 // "python"); only those are probed (each costs a subprocess, and a pyenv
-// shim alone takes ~50 ms). A toolchain that was asked for and could not be
+// shim is slow to start; docs/performance.md). A toolchain that was asked for and could not be
 // observed is missing; one that was not asked for is simply not part of the
 // record.
 func CollectEnvironment(ctx context.Context, r Runner, collectors map[string]string, toolchains ...string) Environment {

@@ -22,8 +22,8 @@ import (
 // and git is asked.
 //
 // Why: the rev-parse process was one of the git processes every capture
-// starts, and on two cores each costs ~1.5 ms of CPU beside the capture's
-// own work (docs/performance.md).
+// starts, and on two cores each costs CPU time beside the capture's own
+// work (docs/performance.md, "Capture orchestration overhead").
 func readHead(root string) (head string, ok bool) {
 	gd := filepath.Join(root, ".git")
 	if fi, err := os.Lstat(gd); err != nil || !fi.IsDir() {

@@ -267,15 +267,16 @@ func sameDir(top, root string) bool {
 // bounds.
 //
 // Every probe starts at once (the top level and HEAD, the diff against
-// HEAD, the index and the untracked list: each git start costs ~1 ms, and
-// in sequence they were most of a capture's identity cost). Their answers
+// HEAD, the index and the untracked list: each git start costs real time,
+// and in sequence they were most of a capture's identity cost;
+// docs/performance.md, "Capture orchestration overhead"). Their answers
 // are used only once the top level is known to be the project root, the
 // diff only when HEAD exists, and untracked files are hashed only then.
-// (`git submodule status` is a shell script that costs ~20 ms; the
+// (`git submodule status` is a shell script, slow to start; the
 // gitlinks in the index say the same, natively.) A project without a
 // .gitmodules file declares no submodules, and its index is not listed:
 // a gitlink without one is pinned by HEAD's tree and the diff anyway, and
-// one git process fewer on two cores was 3 ms of a capture.
+// one git process fewer is measurable on two cores.
 func collectGit(g git, o Options, root string, excludes []string, s *SourceState, miss missing) int {
 	diffArgs := append([]string{"-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false", "-c", "diff.relative=false",
 		"diff", "--binary", "--no-ext-diff", "--no-textconv", "--no-color", "--no-renames",

@@ -10,7 +10,8 @@ import (
 )
 
 // Default page sizes of the analyses over MCP (the CLI shows more): a
-// hotspot row is about 400 bytes of JSON, an example stack up to 64 frames.
+// hotspot row is a few hundred bytes of JSON (docs/performance.md, "MCP
+// round trips"), an example stack up to 64 frames.
 const (
 	hotspotsLimit = 10
 	edgesLimit    = 10

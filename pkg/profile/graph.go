@@ -36,8 +36,8 @@ func NewGraph(p *profile.Profile) (*Graph, *profile.Profile) {
 		p.RemoveUninteresting()
 	}
 	// Sized up front: a profile has tens of thousands of functions, and
-	// growing the node table by append's 1.25x steps allocated five times
-	// its final size.
+	// growing the node table by append's small steps for large slices
+	// allocated several times its final size (docs/performance.md).
 	g := &Graph{loc: make(map[*profile.Location][]int, len(p.Location)),
 		Nodes: make([]Node, 0, len(p.Function)+len(p.Mapping)+1)}
 	lines := 0

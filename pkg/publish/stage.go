@@ -86,8 +86,9 @@ func (s *Stage) Finish() ([]corpus.GenerationFile, error) {
 	names := append([]string{}, s.order...)
 	sort.Strings(names)
 	// Each table is finished (its footer written) and synced on its own
-	// goroutine: a one-run publication's few-row files cost ~1 ms each to
-	// finish, mostly per-column set-up in the Parquet writer.
+	// goroutine: finishing even a one-run publication's few-row files
+	// costs time, mostly per-column set-up in the Parquet writer
+	// (docs/performance.md).
 	rows := make([]int64, len(names))
 	errs, closeErrs := make([]error, len(names)), make([]error, len(names))
 	var wg sync.WaitGroup

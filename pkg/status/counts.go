@@ -30,7 +30,8 @@ SELECT artifact_id, kind, max(byte_length) FROM artifacts_current GROUP BY artif
 func countPublished(ctx context.Context, ws *workspace.Workspace, st *Status, rows map[string]int64) error {
 	if rows["runs"] == 0 && rows["artifacts"] == 0 {
 		// Nothing published: no DuckDB instance for nothing (a fresh
-		// workspace's status, and `flameox init`, skip ~15 ms).
+		// workspace's status, and `flameox init`, skip its start-up;
+		// docs/performance.md).
 		if err := unpublishedRuns(ws, st, map[string]bool{}, []string{}); err != nil {
 			return err
 		}

@@ -85,8 +85,9 @@ func TestPlanInsertsFlags(t *testing.T) {
 }
 
 // TestPlanDefaultIsUninstrumented: the default plan of a benchmark
-// workload adds no coverage or profiling flag (issue 13: those made
-// benchmarks up to 90% slower), and says the timings are not perturbed.
+// workload adds no coverage or profiling flag (issue 13: those slowed the
+// benchmarks down; docs/performance.md), and says the timings are not
+// perturbed.
 func TestPlanDefaultIsUninstrumented(t *testing.T) {
 	p, err := plan(t, "go", "test", "-run", "^$", "-bench", ".", "-count", "6", ".")
 	if err != nil {

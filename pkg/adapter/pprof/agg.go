@@ -45,8 +45,8 @@ func (s *aggTable) add(k key) int32 {
 }
 
 // grow makes room for n more elements, doubling the capacity when it must
-// grow: append grows large slices by 1.25x, which for these tables
-// allocated five times their final size.
+// grow: append grows large slices in small steps, which for these tables
+// allocated several times their final size (docs/performance.md).
 func grow[T any](s []T, n int) []T {
 	if len(s)+n <= cap(s) {
 		return s

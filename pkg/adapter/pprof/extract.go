@@ -348,8 +348,8 @@ func (h *hasher) reset(parts ...string) {
 // ("stack/v2") is SHA-256 over "stack/v2", artifact id, metric, thread and
 // process joined by NUL bytes, then a NUL, then the binary digests of its
 // frame ids, root first (fixed-length, so no separators are needed; half
-// the bytes of the hex ids, which a large profile's 10,000 stacks hashed
-// 18 MB of).
+// the bytes of the hex ids, which a large profile's stacks hashed many
+// times over).
 func (h *hasher) addDigest(d *[sha256.Size]byte) {
 	if !h.sep {
 		h.h.Write([]byte{0})

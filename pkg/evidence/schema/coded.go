@@ -17,10 +17,10 @@ import (
 //
 // Why: a profile's call edges, stacks and frame measurements repeat the
 // same few identifiers (run, artifact, generation, and frame ids of 71
-// bytes) on every row. Appended as strings, a large profile pushed ~60 MB
-// of identical bytes through the builders, the plain encoder and zstd —
-// most of the Parquet writing that was a third of its import's CPU
-// (docs/performance.md). The extractor already holds
+// bytes) on every row. Appended as strings, a large profile pushed the
+// same bytes through the builders, the plain encoder and zstd over and
+// over: most of its import's Parquet writing (docs/performance.md). The
+// extractor already holds
 // each frame id once and refers to frames by index, so it hands the writer
 // that index; a value constant over the rows (SetString) costs nothing per
 // row. The file is an ordinary Parquet string column either way (the
@@ -238,8 +238,8 @@ func (c DictStringCol) AppendNull() {
 }
 
 // grow makes room for n more elements, doubling the capacity when it must
-// grow (append's 1.25x steps for large slices allocate five times the
-// final size of a column of a hundred thousand rows).
+// grow (append's small steps for large slices allocate several times the
+// final size of a large column; docs/performance.md).
 func grow[T any](s []T, n int) []T {
 	if len(s)+n <= cap(s) {
 		return s

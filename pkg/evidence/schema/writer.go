@@ -110,8 +110,9 @@ func newWriter(t *Table, w io.Writer, rowGroup int, c Common) (*Writer, error) {
 
 // smallFile is the most rows a file may hold to be written uncompressed.
 // Most publications are one run: a row or two per table, where the
-// Parquet file is all metadata and zstd only costs its set-up (~1 ms per
-// process for its history buffers, measured on the capture path).
+// Parquet file is all metadata and zstd only costs its set-up (its
+// history buffers, once per process; docs/performance.md, "Capture
+// orchestration overhead").
 const smallFile = 256
 
 // open starts the Parquet file writer: zstd at its fastest level, or no
@@ -192,9 +193,8 @@ func (w *Writer) EndRow() error {
 // maxGroupBytes bounds the string bytes a row group buffers: wide rows
 // (a stack's frame ids, a call edge's two frame ids) end their row group
 // before DefaultRowGroupRows, so that the builders and the Parquet
-// writer's conversion buffers of one group stay small (a large profile's
-// import peaked at 215-240 MB RSS with 64Ki-row groups, 200-207 MB with
-// this budget). The check runs every 256 rows, off the per-row path.
+// writer's conversion buffers of one group stay small (it lowered a large
+// profile's import peak RSS; docs/performance.md). The check runs every 256 rows, off the per-row path.
 const maxGroupBytes = 4 << 20
 
 // stringBytes is the string data buffered in the builders.

@@ -11,9 +11,9 @@ import (
 //
 // Why not arrow-go's own zstd codec: it takes encoders from a sync.Pool
 // with zstd's default 8 MiB window, so every encoder holds a 16 MiB
-// history buffer and every garbage collection empties the pool — a large
-// profile's import allocated 40 MB of history and kept 16 MB of it live
-// (a tenth of its peak RSS, docs/performance.md). A page is at most about
+// history buffer and every garbage collection empties the pool, so a
+// large profile's import allocated history buffers over and over and kept
+// a share of its peak RSS in them (docs/performance.md). A page is at most about
 // a megabyte, so a 1 MiB window loses nothing; the encoders here are kept
 // in a small free list that garbage collection leaves alone. Decoding, and
 // levels other than the fastest, stay with arrow-go's codec.
