@@ -20,9 +20,7 @@ import (
 // buildC compiles a tiny C program with a GNU build id into dir.
 func buildC(t *testing.T, dir, name string) string {
 	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		testenv.Unable(t, "gcc", "not installed", "cgo for DuckDB needs it too")
-	}
+	testenv.LookPath(t, "gcc") // cgo for DuckDB needs it too
 	src := filepath.Join(t.TempDir(), "main.c")
 	if err := os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o644); err != nil {
 		t.Fatal(err)

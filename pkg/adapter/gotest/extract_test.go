@@ -13,6 +13,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/internal/testenv"
 )
 
 func fixtures(t testing.TB) []string {
@@ -143,9 +144,7 @@ func TestCRCDetails(t *testing.T) {
 // TestTest2JSON turns each fixture into a real test2json stream with `go
 // tool test2json` and checks the stream gives the same benchmark rows.
 func TestTest2JSON(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Fatal("go is not on PATH (the go toolchain is what runs these tests)")
-	}
+	testenv.Go(t)
 	e := &BenchExtractor{}
 	for _, path := range fixtures(t) {
 		raw, _ := os.ReadFile(path)

@@ -37,6 +37,31 @@ func Skip(t testing.TB, what, why string, detail ...any) {
 	t.Skip(message(what, why, detail))
 }
 
+// Degrade is Unable for a test that goes on without what, in a weaker
+// form (uncontained instead of contained, say): under CI=true it fails;
+// otherwise it logs the message and records it in the skip log, and
+// returns.
+func Degrade(t testing.TB, what, why string, detail ...any) {
+	t.Helper()
+	msg := message(what, why, detail)
+	if CI() {
+		t.Fatalf("CI=true but %s (scripts/install-collectors.sh installs the collectors)", msg)
+	}
+	record(what, why, t.Name())
+	t.Logf("%s: testing without it", msg)
+}
+
+// Go returns the path of the go command. The go toolchain is what runs
+// these tests, so without it on PATH the test fails, locally too.
+func Go(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal("go is not on PATH (the go toolchain is what runs these tests)")
+	}
+	return p
+}
+
 // LookPath returns the path of tool, or calls Unable(tool, "not
 // installed").
 func LookPath(t testing.TB, tool string) string {

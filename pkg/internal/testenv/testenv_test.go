@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,5 +66,70 @@ func TestMessage(t *testing.T) {
 		if got := message("perf", "refused", tc.detail); got != tc.want || strings.Contains(got, "%!") {
 			t.Errorf("message(%v) = %q, want %q", tc.detail, got, tc.want)
 		}
+	}
+}
+
+// fakeTB records what a helper did to its test instead of doing it;
+// Fatalf and Skip end the call (panicking with stop) as the real ones end
+// the test.
+type fakeTB struct {
+	testing.TB
+	fatal, skip, logged string
+}
+
+type stop struct{}
+
+func (f *fakeTB) run(fn func(testing.TB)) {
+	defer func() {
+		if r := recover(); r != nil && r != (stop{}) {
+			panic(r)
+		}
+	}()
+	fn(f)
+}
+
+func (f *fakeTB) Helper()      {}
+func (f *fakeTB) Name() string { return "TestFake" }
+func (f *fakeTB) Fatalf(format string, args ...any) {
+	f.fatal = fmt.Sprintf(format, args...)
+	panic(stop{})
+}
+func (f *fakeTB) Skip(args ...any)                { f.skip = fmt.Sprint(args...); panic(stop{}) }
+func (f *fakeTB) Logf(format string, args ...any) { f.logged = fmt.Sprintf(format, args...) }
+
+// TestCIFailsInsteadOfSkipping: under CI=true each helper fails the test;
+// locally Unable skips and Degrade logs and goes on, both recording the
+// skip-log line.
+func TestCIFailsInsteadOfSkipping(t *testing.T) {
+	for _, tc := range []struct {
+		name, ci string
+		call     func(testing.TB)
+		fatal    bool
+		skip     bool
+		logged   bool
+	}{
+		{"unable local", "", func(tb testing.TB) { Unable(tb, "bwrap", "not installed") }, false, true, false},
+		{"unable CI", "true", func(tb testing.TB) { Unable(tb, "bwrap", "not installed") }, true, false, false},
+		{"degrade local", "", func(tb testing.TB) { Degrade(tb, "bwrap", "not installed", "uncontained") }, false, false, true},
+		{"degrade CI", "true", func(tb testing.TB) { Degrade(tb, "bwrap", "not installed", "uncontained") }, true, false, false},
+		{"skip CI", "true", func(tb testing.TB) { Skip(tb, "tmpfs mount", "not allowed") }, false, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("CI", tc.ci)
+			log := filepath.Join(t.TempDir(), "skips")
+			t.Setenv(SkipLogEnv, log)
+			f := &fakeTB{}
+			f.run(tc.call)
+			if (f.fatal != "") != tc.fatal || (f.skip != "") != tc.skip || (f.logged != "") != tc.logged {
+				t.Fatalf("fatal %q, skip %q, logged %q; want fatal %v, skip %v, logged %v", f.fatal, f.skip, f.logged, tc.fatal, tc.skip, tc.logged)
+			}
+			if tc.fatal && !strings.Contains(f.fatal, "scripts/install-collectors.sh") {
+				t.Errorf("CI failure names no remedy: %q", f.fatal)
+			}
+			b, _ := os.ReadFile(log)
+			if recorded := len(b) > 0; recorded != !tc.fatal {
+				t.Errorf("skip log %q after fatal=%v", b, tc.fatal)
+			}
+		})
 	}
 }
