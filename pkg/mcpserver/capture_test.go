@@ -53,9 +53,7 @@ func captureProject(t *testing.T, toml string, approve ...string) string {
 		}
 	}
 	if contain.Bwrap() == "" {
-		if testenv.CI() {
-			t.Fatal("bwrap is not installed (scripts/install-collectors.sh installs it)")
-		}
+		testenv.Degrade(t, "bwrap", "not installed", "MCP captures run uncontained")
 		setContainment(t, dir, "preferred")
 	}
 	return dir
