@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/flameox/flameox/pkg/catalog"
+	"github.com/flameox/flameox/pkg/cursor"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/workspace"
@@ -193,12 +194,12 @@ func Hotspots(ctx context.Context, ws *workspace.Workspace, req HotspotsRequest)
 		return nil, err
 	}
 	params := Parameters{SampleType: st.Type, Thread: req.Thread, Process: req.Process, Focus: req.Focus, Ignore: req.Ignore, Limit: limit}
-	want := catalog.Cursor{Query: qHotspots.Name, Version: qHotspots.Version, Order: "flat"}
-	want.Filters, _ = catalog.FiltersDigest(map[string]any{"source": src, "params": params})
+	want := cursor.Cursor{Query: qHotspots.Name, Version: qHotspots.Version, Order: "flat"}
+	want.Filters, _ = cursor.FiltersDigest(map[string]any{"source": src, "params": params})
 	want.CommitID = s.Commit()
 	offset, sum := 0, int64(0)
 	if req.Cursor != "" {
-		c, err := catalog.DecodeCursor(req.Cursor, want)
+		c, err := cursor.Decode(req.Cursor, want)
 		if err != nil {
 			return nil, err
 		}
@@ -233,7 +234,7 @@ func Hotspots(ctx context.Context, ws *workspace.Workspace, req HotspotsRequest)
 	res.Returned = len(res.Rows)
 	if res.Truncated {
 		want.Key = []string{strconv.Itoa(offset + limit), strconv.FormatInt(sum, 10)}
-		res.Cursor = catalog.EncodeCursor(want)
+		res.Cursor = cursor.Encode(want)
 	}
 	if res.SymbolizedFraction < 0.999 && st.Total > 0 && filter == nil {
 		res.Limitations = append(res.Limitations, fmt.Sprintf("%.1f%% of the %s is in frames without symbols (shown as [module] or <unknown>).",

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/flameox/flameox/pkg/catalog"
+	"github.com/flameox/flameox/pkg/cursor"
 	"github.com/flameox/flameox/pkg/digest"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/query"
@@ -108,7 +109,7 @@ type drill struct {
 	lim     []string
 	limit   int
 	offset  int
-	want    catalog.Cursor
+	want    cursor.Cursor
 }
 
 func startDrill(ctx context.Context, ws *workspace.Workspace, req StacksRequest, q catalog.Query) (*drill, error) {
@@ -182,10 +183,10 @@ func startDrill(ctx context.Context, ws *workspace.Workspace, req StacksRequest,
 		return fail(fault.New(fault.NotFound, "frame %s is not in this profile", req.FrameID).With("missing_entity", "frame"))
 	}
 	d.focus.SelfFraction, d.focus.InclusiveFraction = frac(d.focus.Self, d.st.Total), frac(d.focus.Inclusive, d.st.Total)
-	d.want = catalog.Cursor{Query: q.Name, Version: q.Version, Order: "value", CommitID: s.Commit()}
-	d.want.Filters, _ = catalog.FiltersDigest(map[string]any{"source": d.src, "params": d.params, "frame": req.FrameID})
+	d.want = cursor.Cursor{Query: q.Name, Version: q.Version, Order: "value", CommitID: s.Commit()}
+	d.want.Filters, _ = cursor.FiltersDigest(map[string]any{"source": d.src, "params": d.params, "frame": req.FrameID})
 	if req.Cursor != "" {
-		c, err := catalog.DecodeCursor(req.Cursor, d.want)
+		c, err := cursor.Decode(req.Cursor, d.want)
 		if err != nil {
 			return fail(err)
 		}
@@ -250,7 +251,7 @@ func (d *drill) next(truncated bool) string {
 		return ""
 	}
 	d.want.Key = []string{strconv.Itoa(d.offset + d.limit)}
-	return catalog.EncodeCursor(d.want)
+	return cursor.Encode(d.want)
 }
 
 func edges(ctx context.Context, ws *workspace.Workspace, req StacksRequest, q catalog.Query, op string) (*CallEdgeResult, error) {

@@ -50,8 +50,8 @@
 // interrupts DuckDB and returns QUERY_BUDGET_EXCEEDED naming the query, and a
 // cancelled context returns PROCESS_CANCELLED. Memory and threads are bounded
 // per instance. Callers cap rows by asking for limit+1 rows (Reader.RowCap)
-// and clip text cells with Clip. Cursors (EncodeCursor, DecodeCursor) are
-// opaque and bound to query, version, filters, order and commit.
+// and clip text cells with Clip. Page cursors live in pkg/cursor: opaque,
+// and bound to query, version, filters, order and commit.
 //
 // # catalog.duckdb holds no data
 //

@@ -1,4 +1,4 @@
-package catalog
+package cursor
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ type Cursor struct {
 	CommitID string   `json:"c"`
 }
 
-// maxCursorLen bounds the input DecodeCursor accepts.
+// maxCursorLen bounds the input Decode accepts.
 const maxCursorLen = 8 << 10
 
 // checkLen is the number of SHA-256 bytes appended to detect edits.
@@ -36,11 +36,11 @@ const checkLen = 8
 // the request struct without limit and cursor) by their canonical digest.
 func FiltersDigest(v any) (string, error) { return digest.Of(v) }
 
-// EncodeCursor returns c as an opaque token: base64url (no padding) of its
+// Encode returns c as an opaque token: base64url (no padding) of its
 // compact JSON followed by the first 8 bytes of the JSON's SHA-256. The check
 // detects edits and truncation; it is not a secret and needs none, because
 // a cursor grants nothing a new query would not.
-func EncodeCursor(c Cursor) string {
+func Encode(c Cursor) string {
 	if c.Key == nil {
 		c.Key = []string{}
 	}
@@ -52,11 +52,11 @@ func EncodeCursor(c Cursor) string {
 	return base64.RawURLEncoding.EncodeToString(append(data, sum[:checkLen]...))
 }
 
-// DecodeCursor parses s and checks that it continues want (whose Key is
+// Decode parses s and checks that it continues want (whose Key is
 // ignored). A token that is not one this package produced, or was edited,
 // is INVALID_ARGUMENTS. A cursor of another query, version, filter set or
 // order, or read from another commit, is STALE_CURSOR (exit 7).
-func DecodeCursor(s string, want Cursor) (Cursor, error) {
+func Decode(s string, want Cursor) (Cursor, error) {
 	invalid := func(why string) (Cursor, error) {
 		return Cursor{}, fault.New(fault.InvalidArguments, "the cursor is not valid (%s)", why).
 			Fix("Pass the cursor exactly as a previous page returned it, or repeat the query without --cursor.")

@@ -1,4 +1,4 @@
-package catalog
+package cursor
 
 import (
 	"encoding/base64"
@@ -9,6 +9,21 @@ import (
 	"github.com/flameox/flameox/pkg/fault"
 )
 
+func must(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func wantCode(tb testing.TB, err error, code fault.Code) *fault.Error {
+	tb.Helper()
+	if !fault.Is(err, code) {
+		tb.Fatalf("got %v, want %s", err, code)
+	}
+	return fault.As(err)
+}
+
 func TestCursor(t *testing.T) {
 	filters, err := FiltersDigest(map[string]any{"status": "registered"})
 	must(t, err)
@@ -16,11 +31,11 @@ func TestCursor(t *testing.T) {
 	want := Cursor{Query: "runs.list", Version: "1", Filters: filters, Order: "created_at DESC, run_id", CommitID: c1}
 	c := want
 	c.Key = []string{"2026-03-01T12:00:00Z", "run-9"}
-	tok := EncodeCursor(c)
+	tok := Encode(c)
 	if strings.ContainsAny(tok, "+/= ") {
 		t.Fatalf("token is not base64url: %q", tok)
 	}
-	got, err := DecodeCursor(tok, want)
+	got, err := Decode(tok, want)
 	must(t, err)
 	if got.Key[1] != "run-9" || got.CommitID != c1 {
 		t.Fatalf("round trip = %+v", got)
@@ -30,14 +45,14 @@ func TestCursor(t *testing.T) {
 	raw, _ := base64.RawURLEncoding.DecodeString(tok)
 	raw[10] ^= 1
 	for _, bad := range []string{base64.RawURLEncoding.EncodeToString(raw), tok[:len(tok)-3], "not a cursor!", "", strings.Repeat("A", 9000)} {
-		_, err := DecodeCursor(bad, want)
+		_, err := Decode(bad, want)
 		wantCode(t, err, fault.InvalidArguments)
 	}
 
 	// Another commit.
 	moved := want
 	moved.CommitID = c2
-	_, err = DecodeCursor(tok, moved)
+	_, err = Decode(tok, moved)
 	fe := wantCode(t, err, fault.StaleCursor)
 	if fe.ExitCode() != 7 || !strings.Contains(fe.Message, "the corpus moved from") || !strings.Contains(fe.Message, "without --cursor") {
 		t.Fatalf("stale cursor error = %s (exit %d)", fe.Message, fe.ExitCode())
@@ -49,7 +64,7 @@ func TestCursor(t *testing.T) {
 		{Query: "runs.list", Version: "1", Filters: "sha256:x", Order: want.Order, CommitID: c1},
 		{Query: "runs.list", Version: "1", Filters: filters, Order: "run_id", CommitID: c1},
 	} {
-		_, err := DecodeCursor(tok, w)
+		_, err := Decode(tok, w)
 		wantCode(t, err, fault.StaleCursor)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/artifact"
 	"github.com/flameox/flameox/pkg/catalog"
+	"github.com/flameox/flameox/pkg/cursor"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workspace"
 )
@@ -117,7 +118,7 @@ func ListArtifacts(ctx context.Context, ws *workspace.Workspace, req ListArtifac
 		res.Returned = len(res.Artifacts)
 		if res.Truncated {
 			want.Key = []string{strconv.FormatInt(lastUS, 10), res.Artifacts[len(res.Artifacts)-1].ArtifactID}
-			res.Cursor = catalog.EncodeCursor(want)
+			res.Cursor = cursor.Encode(want)
 		}
 		res.Total, err = count(ctx, s, qArtifactsCount, []any{req.Kind, req.RunID})
 		return res, err

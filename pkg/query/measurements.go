@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/flameox/flameox/pkg/catalog"
+	"github.com/flameox/flameox/pkg/cursor"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/workspace"
 )
@@ -187,7 +188,7 @@ func QueryMeasurements(ctx context.Context, ws *workspace.Workspace, req Measure
 		if res.Truncated {
 			last := res.Measurements[len(res.Measurements)-1]
 			want.Key = []string{strconv.FormatInt(offset+int64(limit), 10), last.MeasurementID}
-			res.Cursor = catalog.EncodeCursor(want)
+			res.Cursor = cursor.Encode(want)
 		}
 		res.Total, err = count(ctx, s, qMeasurementsCount, fargs)
 		return res, err

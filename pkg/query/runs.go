@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flameox/flameox/pkg/catalog"
+	"github.com/flameox/flameox/pkg/cursor"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workspace"
@@ -182,7 +183,7 @@ func ListRuns(ctx context.Context, ws *workspace.Workspace, req ListRunsRequest)
 		res.Returned = len(res.Runs)
 		if res.Truncated {
 			want.Key = []string{strconv.FormatInt(lastUS, 10), res.Runs[len(res.Runs)-1].RunID}
-			res.Cursor = catalog.EncodeCursor(want)
+			res.Cursor = cursor.Encode(want)
 		}
 		res.Total, err = count(ctx, s, qRunsCount, req.filterArgs())
 		return res, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/cursor"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/lock"
 	"github.com/flameox/flameox/pkg/workspace"
@@ -96,27 +97,20 @@ func with[T any](ctx context.Context, ws *workspace.Workspace, fn func(*Session)
 	return fn(s)
 }
 
-// page is what every list result carries.
-type page struct {
-	total    int64
-	returned int
-	cursor   string
-}
-
 // resume binds a cursor to a query, its filters (the request without its
 // limit and cursor) and the session's commit, and decodes the request's
 // token against it: nil key for the first page. Every list query keys its
 // pages on two columns.
-func (s *Session) resume(q catalog.Query, filters any, order, token string) (catalog.Cursor, []string, error) {
-	f, err := catalog.FiltersDigest(filters)
+func (s *Session) resume(q catalog.Query, filters any, order, token string) (cursor.Cursor, []string, error) {
+	f, err := cursor.FiltersDigest(filters)
 	if err != nil {
-		return catalog.Cursor{}, nil, err
+		return cursor.Cursor{}, nil, err
 	}
-	want := catalog.Cursor{Query: q.Name, Version: q.Version, Filters: f, Order: order, CommitID: s.Commit()}
+	want := cursor.Cursor{Query: q.Name, Version: q.Version, Filters: f, Order: order, CommitID: s.Commit()}
 	if token == "" {
 		return want, nil, nil
 	}
-	c, err := catalog.DecodeCursor(token, want)
+	c, err := cursor.Decode(token, want)
 	if err != nil {
 		return want, nil, err
 	}
