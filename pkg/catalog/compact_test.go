@@ -22,17 +22,17 @@ func TestPlanCompaction(t *testing.T) {
 	f.publish("g3", []corpus.GenerationFile{f.file("g3", schema.Runs, 0, big)}, nil)
 	snap, err := corpus.Pin(f.root)
 	must(t, err)
-	if p := PlanCompaction(snap, 10, 3); p != nil {
+	if p := corpus.PlanCompaction(snap, 10, 3); p != nil {
 		t.Fatalf("planned with too few small generations: %+v", p)
 	}
-	p := PlanCompaction(snap, 10, 2)
+	p := corpus.PlanCompaction(snap, 10, 2)
 	if p == nil || !slices.Equal(p.Supersedes, []string{"g1", "g2"}) || len(p.Files["runs"]) != 2 || p.Rows["runs"] != 2 || p.Rows["artifacts"] != 1 {
 		t.Fatalf("plan = %+v", p)
 	}
 	f.publish("g4", []corpus.GenerationFile{f.file("g4", schema.Runs, 0, [][]any{runRow("a", 0, "pending"), runRow("a", 1, "registered")})}, []string{"g1", "g2"})
 	snap, err = corpus.Pin(f.root)
 	must(t, err)
-	if p := PlanCompaction(snap, 10, 2); p != nil {
+	if p := corpus.PlanCompaction(snap, 10, 2); p != nil {
 		t.Fatalf("superseded generations planned again: %+v", p)
 	}
 }

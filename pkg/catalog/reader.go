@@ -95,7 +95,7 @@ func Open(ctx context.Context, snap *corpus.Snapshot, opts Options) (*Reader, er
 	if err != nil {
 		return nil, err
 	}
-	anchors, err := anchorPaths(snap.Root)
+	anchors, err := corpus.Anchors(snap.Root)
 	if err != nil {
 		return nil, err
 	}

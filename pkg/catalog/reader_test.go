@@ -52,10 +52,10 @@ func TestEmptyWorkspaceViewsAreTyped(t *testing.T) {
 			t.Errorf("%s has %d rows", v.Name, n)
 		}
 	}
-	if _, err := os.Lstat(AnchorPath(f.root, schema.Findings)); err != nil {
+	if _, err := os.Lstat(corpus.AnchorPath(f.root, schema.Findings)); err != nil {
 		t.Fatalf("anchor not written: %v", err)
 	}
-	must(t, EnsureAnchors(f.root)) // idempotent and valid
+	must(t, corpus.EnsureAnchors(f.root)) // idempotent and valid
 }
 
 func TestViewsCurrentPinningAndSupersede(t *testing.T) {

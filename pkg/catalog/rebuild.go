@@ -46,7 +46,7 @@ const writeDSN = "?autoinstall_known_extensions=false&autoload_known_extensions=
 func Rebuild(ctx context.Context, root string, locks *lock.Set) (*Status, error) {
 	// Every derived file is made again: the anchors too, byte for byte
 	// (readers only replace missing or empty ones).
-	if err := EnsureAnchors(root); err != nil {
+	if err := corpus.EnsureAnchors(root); err != nil {
 		return nil, err
 	}
 	snap, err := corpus.Pin(root)

@@ -56,7 +56,7 @@ func TestRebuildValidateStatus(t *testing.T) {
 	defer func() { beforeSwap = func(string) {} }()
 	// An anchor damaged in place (same size, other bytes: readers only
 	// replace missing or empty ones) is made again by the rebuild.
-	anchor := AnchorPath(f.root, schema.Runs)
+	anchor := corpus.AnchorPath(f.root, schema.Runs)
 	good, err := os.ReadFile(anchor)
 	must(t, err)
 	must(t, os.WriteFile(anchor, bytes.Repeat([]byte{'x'}, len(good)), 0o644))

@@ -1,4 +1,4 @@
-package catalog
+package corpus
 
 import (
 	"bytes"
@@ -51,10 +51,10 @@ func EnsureAnchors(root string) error {
 	return nil
 }
 
-// anchorPaths returns the anchor of every table, writing the ones that are
-// missing or not regular files. It only Lstats the others: Open must stay
-// cheap, and EnsureAnchors does the full check.
-func anchorPaths(root string) (map[string]string, error) {
+// Anchors returns the anchor of every table by table name, writing the
+// ones that are missing or not regular files. It only Lstats the others: a
+// reader's open must stay cheap, and EnsureAnchors does the full check.
+func Anchors(root string) (map[string]string, error) {
 	out := make(map[string]string, len(schema.Tables()))
 	for _, t := range schema.Tables() {
 		path := AnchorPath(root, t)
@@ -83,7 +83,7 @@ func writeAnchor(path string, data []byte) error {
 	}
 	// Not synced: an anchor is a pure function of the schema, and one that
 	// a power loss left missing or empty is written again by the next
-	// reader (anchorPaths) or by EnsureAnchors, which compares bytes. (The
+	// reader (Anchors) or by EnsureAnchors, which compares bytes. (The
 	// 40 fsyncs were a fifth of `flameox init`.)
 	if err := durable.WriteVolatile(path, data, 0o644); err != nil {
 		return fault.Wrap(fault.WorkspaceInvalid, err, "write anchor %s", path)

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/evidence/schema"
 	"github.com/flameox/flameox/pkg/fault"
@@ -44,9 +43,9 @@ func (p *Publisher) Compact(ctx context.Context) (*CompactResult, error) {
 			needed = true
 		}
 	}
-	var plan *catalog.CompactionPlan
+	var plan *corpus.CompactionPlan
 	if needed {
-		plan = catalog.PlanCompaction(snap, math.MaxInt64, 2) // every live generation
+		plan = corpus.PlanCompaction(snap, math.MaxInt64, 2) // every live generation
 	}
 	return p.compact(ctx, snap, plan)
 }
@@ -76,7 +75,7 @@ func (p *Publisher) autoCompact(ctx context.Context) (*CompactResult, error) {
 	}
 	lo := int64(0)
 	for _, hi := range AutoCompactTiers {
-		if plan := catalog.PlanCompactionBand(snap, lo, hi, AutoCompactGenerations); plan != nil {
+		if plan := corpus.PlanCompactionBand(snap, lo, hi, AutoCompactGenerations); plan != nil {
 			return p.compact(ctx, snap, plan)
 		}
 		lo = hi
@@ -92,11 +91,11 @@ func (p *Publisher) CompactSmall(ctx context.Context, smallRows int64, minGenera
 	if err != nil {
 		return nil, err
 	}
-	return p.compact(ctx, snap, catalog.PlanCompaction(snap, smallRows, minGenerations))
+	return p.compact(ctx, snap, corpus.PlanCompaction(snap, smallRows, minGenerations))
 }
 
 // compact carries out plan (nil: nothing to do) on snap.
-func (p *Publisher) compact(ctx context.Context, snap *corpus.Snapshot, plan *catalog.CompactionPlan) (*CompactResult, error) {
+func (p *Publisher) compact(ctx context.Context, snap *corpus.Snapshot, plan *corpus.CompactionPlan) (*CompactResult, error) {
 	res := &CompactResult{SchemaVersion: 1, CommitID: snap.Commit.CommitID, Superseded: []string{}, Rows: map[string]int64{}}
 	for _, files := range snap.Files {
 		res.FilesBefore += len(files)

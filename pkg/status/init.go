@@ -2,9 +2,9 @@ package status
 
 import (
 	"context"
-	"github.com/flameox/flameox/pkg/catalog"
 	"time"
 
+	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/workspace"
 )
 
@@ -24,7 +24,7 @@ func Init(ctx context.Context, projectRoot string, now time.Time) (*InitResult, 
 	}
 	// Every table's typed empty anchor exists from the start (a reader
 	// would write missing ones, but status skips DuckDB on an empty corpus).
-	if err := catalog.EnsureAnchors(res.Workspace.Root); err != nil {
+	if err := corpus.EnsureAnchors(res.Workspace.Root); err != nil {
 		return nil, nil, err
 	}
 	st, err := Collect(ctx, res.Workspace)
