@@ -15,7 +15,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -176,5 +175,3 @@ func Short(id string) string {
 	}
 	return h
 }
-
-var _ = fmt.Sprint
