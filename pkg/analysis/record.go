@@ -2,39 +2,14 @@ package analysis
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
+	"github.com/flameox/flameox/pkg/analysis/provenance"
 	"github.com/flameox/flameox/pkg/digest"
 	"github.com/flameox/flameox/pkg/fault"
-	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/record"
 	"github.com/google/uuid"
 )
-
-// Record is the `analysis` record `--record` writes for fox-publish: what
-// was computed, from which exact commit and inputs, with which parameters,
-// and the digest of the result. The result itself is not stored: because
-// commits are immutable, running the same operation version with the same
-// parameters at the recorded commit reproduces it, and its digest proves it.
-type Record struct {
-	record.Header
-	Workspace          string    `json:"workspace"`
-	AnalysisID         string    `json:"analysis_id"`
-	Operation          string    `json:"operation"`
-	OperationVersion   string    `json:"operation_version"`
-	CorpusCommitID     string    `json:"corpus_commit_id"`
-	ParametersJSON     string    `json:"parameters_json"`
-	ParametersDigest   string    `json:"parameters_digest"`
-	ResultDigest       string    `json:"result_digest"`
-	InputRunIDs        []string  `json:"input_run_ids"`
-	InputArtifactIDs   []string  `json:"input_artifact_ids"`
-	InputGenerationIDs []string  `json:"input_generation_ids"`
-	CoverageJSON       string    `json:"coverage_json"`
-	Limitations        []string  `json:"limitations"`
-	StartedAt          time.Time `json:"started_at"`
-	CompletedAt        time.Time `json:"completed_at"`
-}
 
 // Recordable is implemented by results that can be persisted.
 type Recordable interface {
@@ -57,7 +32,7 @@ func (r *StackExamplesResult) provenance() (string, string, string, any, Source,
 }
 
 // NewRecord describes result as an analysis record of the workspace at root.
-func NewRecord(root string, result Recordable, started time.Time, now time.Time) (*Record, error) {
+func NewRecord(root string, result Recordable, started time.Time, now time.Time) (*provenance.Record, error) {
 	op, version, commit, params, src, coverage, lim := result.provenance()
 	pj, err := digest.Canonical(params)
 	if err != nil {
@@ -74,22 +49,13 @@ func NewRecord(root string, result Recordable, started time.Time, now time.Time)
 	if lim == nil {
 		lim = []string{}
 	}
-	return &Record{
+	return &provenance.Record{
 		Header:    record.Header{Record: record.KindAnalysis, SchemaVersion: record.SchemaVersion},
 		Workspace: root, AnalysisID: uuid.NewString(), Operation: op, OperationVersion: version, CorpusCommitID: commit,
 		ParametersJSON: string(pj), ParametersDigest: digest.Bytes(pj), ResultDigest: resultDigest,
 		InputRunIDs: []string{src.RunID}, InputArtifactIDs: []string{src.ArtifactID}, InputGenerationIDs: []string{src.GenerationID},
 		CoverageJSON: string(cj), Limitations: lim, StartedAt: started.UTC(), CompletedAt: now.UTC(),
 	}, nil
-}
-
-// Decode reads an analysis record from JSON.
-func Decode(b []byte) (*Record, error) {
-	var r Record
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, err
-	}
-	return &r, nil
 }
 
 // Recorded says where a recorded analysis was published.
@@ -105,24 +71,24 @@ type HotspotsOutput struct {
 	Recorded *Recorded `json:"recorded,omitempty"`
 }
 
-// Row converts an analysis record into its publication row.
-func (r *Record) Row() publish.AnalysisRow {
-	return publish.AnalysisRow{AnalysisID: r.AnalysisID, Operation: r.Operation, OperationVersion: r.OperationVersion,
-		CorpusCommitID: r.CorpusCommitID, ParametersJSON: r.ParametersJSON, ParametersDigest: r.ParametersDigest,
-		ResultDigest: r.ResultDigest, CoverageJSON: r.CoverageJSON, InputRunIDs: r.InputRunIDs,
-		InputArtifactIDs: r.InputArtifactIDs, InputGenerationIDs: r.InputGenerationIDs, Limitations: r.Limitations,
-		StartedAt: r.StartedAt, CompletedAt: r.CompletedAt}
+// Publisher publishes one analysis record into the workspace at Root and
+// returns the commit it landed in. *publish.Publisher is the one
+// implementation; naming it here instead would link the writer into
+// fox-analyze.
+type Publisher interface {
+	Root() string
+	PublishAnalysis(ctx context.Context, r *provenance.Record) (commitID string, err error)
 }
 
 // Persist records result and publishes it as an analysis.
-func Persist(ctx context.Context, pub *publish.Publisher, result Recordable, started, now time.Time) (*Recorded, error) {
-	r, err := NewRecord(pub.WS.Root, result, started, now)
+func Persist(ctx context.Context, pub Publisher, result Recordable, started, now time.Time) (*Recorded, error) {
+	r, err := NewRecord(pub.Root(), result, started, now)
 	if err != nil {
 		return nil, err
 	}
-	res, err := pub.PublishAnalyses(ctx, []publish.AnalysisRow{r.Row()})
+	commitID, err := pub.PublishAnalysis(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	return &Recorded{AnalysisID: r.AnalysisID, CorpusCommitID: res.CommitID}, nil
+	return &Recorded{AnalysisID: r.AnalysisID, CorpusCommitID: commitID}, nil
 }

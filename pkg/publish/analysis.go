@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/flameox/flameox/pkg/analysis/provenance"
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/evidence/schema"
 	"github.com/flameox/flameox/pkg/fault"
@@ -11,7 +12,7 @@ import (
 )
 
 // AnalysisRow is a recorded analysis to publish (the fields of the
-// `analysis` record, see pkg/analysis).
+// `analysis` record, see pkg/analysis/provenance).
 type AnalysisRow struct {
 	AnalysisID, Operation, OperationVersion, CorpusCommitID string
 	ParametersJSON, ParametersDigest, ResultDigest          string
@@ -19,6 +20,28 @@ type AnalysisRow struct {
 	InputRunIDs, InputArtifactIDs, InputGenerationIDs       []string
 	Limitations                                             []string
 	StartedAt, CompletedAt                                  time.Time
+}
+
+// AnalysisRowOf converts an analysis record into its publication row.
+func AnalysisRowOf(r *provenance.Record) AnalysisRow {
+	return AnalysisRow{AnalysisID: r.AnalysisID, Operation: r.Operation, OperationVersion: r.OperationVersion,
+		CorpusCommitID: r.CorpusCommitID, ParametersJSON: r.ParametersJSON, ParametersDigest: r.ParametersDigest,
+		ResultDigest: r.ResultDigest, CoverageJSON: r.CoverageJSON, InputRunIDs: r.InputRunIDs,
+		InputArtifactIDs: r.InputArtifactIDs, InputGenerationIDs: r.InputGenerationIDs, Limitations: r.Limitations,
+		StartedAt: r.StartedAt, CompletedAt: r.CompletedAt}
+}
+
+// Root is the root of the workspace p publishes into.
+func (p *Publisher) Root() string { return p.WS.Root }
+
+// PublishAnalysis publishes one analysis record and returns the commit it
+// landed in (analysis.Persist's Publisher).
+func (p *Publisher) PublishAnalysis(ctx context.Context, r *provenance.Record) (string, error) {
+	res, err := p.PublishAnalyses(ctx, []AnalysisRow{AnalysisRowOf(r)})
+	if err != nil {
+		return "", err
+	}
+	return res.CommitID, nil
 }
 
 // PublishAnalyses publishes recorded analyses (analyses rows and their

@@ -150,36 +150,17 @@ func (p *Publisher) now() time.Time {
 	return time.Now()
 }
 
-// GenerationRecord is the `generation` record fox-publish writes.
-type GenerationRecord struct {
-	record.Header
-	Workspace    string           `json:"workspace"`
-	GenerationID string           `json:"generation_id"`
-	Manifest     string           `json:"manifest"`
-	Tables       map[string]int64 `json:"tables"`
-	InputRunIDs  []string         `json:"input_run_ids"`
-}
-
-// CommitRecord is the `commit` record fox-publish writes after HEAD moved.
-type CommitRecord struct {
-	record.Header
-	Workspace      string `json:"workspace"`
-	CommitID       string `json:"commit_id"`
-	ParentCommitID string `json:"parent_commit_id"`
-	GenerationID   string `json:"generation_id"`
-}
-
 // Records returns the records describing a publication.
-func Records(root string, res *Result, runIDs []string) (GenerationRecord, CommitRecord) {
+func Records(root string, res *Result, runIDs []string) (corpus.GenerationRecord, corpus.CommitRecord) {
 	if runIDs == nil {
 		runIDs = []string{}
 	}
-	g := GenerationRecord{
+	g := corpus.GenerationRecord{
 		Header:    record.Header{Record: record.KindGeneration, SchemaVersion: record.SchemaVersion},
 		Workspace: root, GenerationID: res.GenerationID, Manifest: corpus.GenerationRel(res.GenerationID),
 		Tables: res.Tables, InputRunIDs: runIDs,
 	}
-	c := CommitRecord{
+	c := corpus.CommitRecord{
 		Header:    record.Header{Record: record.KindCommit, SchemaVersion: record.SchemaVersion},
 		Workspace: root, CommitID: res.CommitID, ParentCommitID: res.ParentID, GenerationID: res.GenerationID,
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/cli"
-	"github.com/flameox/flameox/pkg/publish"
+	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/record"
 	"github.com/flameox/flameox/pkg/run"
@@ -30,8 +30,8 @@ func TestRecordsDoc(t *testing.T) {
 	}
 	types := map[string]func() any{
 		record.KindRun:        func() any { return &run.Record{} },
-		record.KindGeneration: func() any { return &publish.GenerationRecord{} },
-		record.KindCommit:     func() any { return &publish.CommitRecord{} },
+		record.KindGeneration: func() any { return &corpus.GenerationRecord{} },
+		record.KindCommit:     func() any { return &corpus.CommitRecord{} },
 		record.KindError:      func() any { return &cli.ErrorRecord{} },
 		"catalog_status": func() any {
 			return &struct {

@@ -14,26 +14,32 @@ import (
 	"github.com/flameox/flameox/pkg/tool/foxanalyze"
 	"github.com/flameox/flameox/pkg/tool/foxcapture"
 	"github.com/flameox/flameox/pkg/tool/foxcatalog"
+	"github.com/flameox/flameox/pkg/tool/foxmcp"
 	"github.com/flameox/flameox/pkg/tool/foxpublish"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// scriptTools are the binaries a script can run; each is this test binary
-// acting as the tool, so a script exercises the same code as the release.
+// scriptTools are the binaries a script can run, all six of them; each is
+// this test binary acting as the tool (TestMain in cli_test.go registers
+// them), so a script exercises the same code as the release and a pipeline
+// in `sh -c` runs real processes connected by real pipes.
 var scriptTools = map[string]func(){
 	"flameox":     func() { os.Exit(cli.Main("flameox", Run)) },
 	"fox-capture": func() { os.Exit(cli.Main("fox-capture", foxcapture.Run)) },
 	"fox-publish": func() { os.Exit(cli.Main("fox-publish", foxpublish.Run)) },
 	"fox-analyze": func() { os.Exit(cli.Main("fox-analyze", foxanalyze.Run)) },
 	"fox-catalog": func() { os.Exit(cli.Main("fox-catalog", foxcatalog.Run)) },
+	"fox-mcp":     func() { os.Exit(cli.Main("fox-mcp", foxmcp.Run)) },
 }
 
 // TestScripts runs the CLI suites in testdata/script (-update rewrites
 // their golden sections from what the commands print): each .txtar is a
-// fresh project in which a user types commands, and its golden sections
-// are what people read (text mode). Output that differs between runs and
-// machines (run ids, hashes, times, cursors) is replaced by placeholders
-// with `scrub` before it is compared.
+// fresh project in which a user types commands. The flameox suites' golden
+// sections are what people read (text mode); the plumbing suites
+// (plumbing_*.txtar) pin the record streams with `fields`, exit statuses
+// with `exits`, and stderr line by line. Output that differs between runs
+// and machines (run ids, hashes, times, cursors) is replaced by
+// placeholders with `scrub` before it is compared.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
@@ -71,8 +77,10 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"scrub": scrub,
-			"grab":  grab,
+			"scrub":  scrub,
+			"grab":   grab,
+			"exits":  exits,
+			"fields": fields,
 		},
 	})
 }

@@ -25,7 +25,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/analysis"
 	"github.com/flameox/flameox/pkg/cli"
-	"github.com/flameox/flameox/pkg/publish"
+	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/record"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workspace"
@@ -127,7 +127,7 @@ func inputOf(env *cli.Env, fs *pflag.FlagSet) (string, error) {
 				last = rr.RunID
 			}
 		case record.KindGeneration:
-			var g publish.GenerationRecord
+			var g corpus.GenerationRecord
 			if raw.Decode(&g) == nil && len(g.InputRunIDs) > 0 {
 				last = g.InputRunIDs[0]
 			}

@@ -23,8 +23,9 @@ import (
 	"path/filepath"
 
 	"github.com/flameox/flameox/pkg/adapter/all"
-	"github.com/flameox/flameox/pkg/analysis"
+	"github.com/flameox/flameox/pkg/analysis/provenance"
 	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/record"
@@ -134,7 +135,7 @@ func (p *pipeline) handle(raw *record.Raw) error {
 		}
 		return nil
 	case record.KindAnalysis:
-		r, err := analysis.Decode(raw.Line)
+		r, err := provenance.Decode(raw.Line)
 		if err != nil || r.AnalysisID == "" || r.CorpusCommitID == "" {
 			fmt.Fprintf(p.env.Stderr, "fox-publish: %s:%d: malformed analysis record\n", raw.File, raw.LineNo)
 			p.malformed++
@@ -143,7 +144,7 @@ func (p *pipeline) handle(raw *record.Raw) error {
 		if err := p.workspace(r.Workspace); err != nil {
 			return err
 		}
-		p.analyses = append(p.analyses, r.Row())
+		p.analyses = append(p.analyses, publish.AnalysisRowOf(r))
 		return nil
 	case record.KindError:
 		var e cli.ErrorRecord
@@ -228,7 +229,7 @@ func (p *pipeline) flush() error {
 	fmt.Fprintf(p.env.Stderr, "fox-publish: generation %s (%d run(s)); HEAD is now %s\n", res.GenerationID, res.Runs, res.CommitID)
 	if cp := res.Compaction; cp != nil {
 		// Automatic compaction moved HEAD once more: say so in the stream.
-		cc := publish.CommitRecord{Header: c.Header, Workspace: c.Workspace, CommitID: cp.CommitID,
+		cc := corpus.CommitRecord{Header: c.Header, Workspace: c.Workspace, CommitID: cp.CommitID,
 			ParentCommitID: res.CommitID, GenerationID: cp.GenerationID}
 		if err := p.out.Write(cc); err != nil {
 			return err
