@@ -1,4 +1,7 @@
 // Package repocheck holds repository-wide checks that run as ordinary tests:
 // documented record examples match the code, mains stay thin, DuckDB stays
-// inside pkg/catalog, and the tree is gofmt-clean. It has no non-test code.
+// inside pkg/catalog, and the tree is gofmt-clean; processes start only in
+// pkg/broker, os.Exit is called only in pkg/cli, and no import keeper
+// (var _ = pkg.X) hides dead code (hygiene_test.go). It has no non-test
+// code.
 package repocheck
