@@ -33,12 +33,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/flameox/flameox/pkg/adapter/all"
-	"github.com/flameox/flameox/pkg/broker"
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/query"
+	"github.com/flameox/flameox/pkg/services"
 	"github.com/flameox/flameox/pkg/version"
 	"github.com/flameox/flameox/pkg/workspace"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -174,15 +173,14 @@ func (s *server) workspace() (*workspace.Workspace, error) {
 	return workspace.Open(dir)
 }
 
-// captureService builds the capture service as fox-capture does.
+// captureService is the capture service every tool uses (pkg/services).
 func (s *server) captureService(ws *workspace.Workspace) *capture.Service {
-	return &capture.Service{WS: ws, Now: s.opts.Now, Identity: &capture.IdentityCollector{Runner: broker.Default},
-		Adapters: all.Registry(), Environ: s.opts.Environ}
+	return services.Capture(ws, s.opts.Now, s.opts.Environ)
 }
 
-// publisher is the publisher with every built-in extractor.
+// publisher is the publisher every tool uses (pkg/services).
 func (s *server) publisher(ws *workspace.Workspace) *publish.Publisher {
-	return &publish.Publisher{WS: ws, Now: s.opts.Now, Extractors: all.Registry().Extractors(), AutoCompact: true}
+	return services.Publisher(ws, s.opts.Now)
 }
 
 // limitSchema bounds a "limit" property to 1..1000 with an MCP default

@@ -27,7 +27,7 @@ var profile = filepath.Join("..", "tool", "flameox", "testdata", "artifacts", "g
 func TestInitIsIdempotent(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	first, ws, err := Init(ctx, dir, time.Now())
+	first, ws, err := Init(ctx, dir, time.Now(), publish.FirstCommit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestInitIsIdempotent(t *testing.T) {
 	if len(st.Warnings) != 0 || st.Catalog.Exists {
 		t.Errorf("fresh workspace warns %v, catalog %+v", st.Warnings, st.Catalog)
 	}
-	again, _, err := Init(ctx, dir, time.Now())
+	again, _, err := Init(ctx, dir, time.Now(), publish.FirstCommit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +61,7 @@ func TestInitIsIdempotent(t *testing.T) {
 // as unpublished, and that PublishedRevisions names only the first.
 func TestCollectCountsPublishedAndUnpublished(t *testing.T) {
 	ctx := context.Background()
-	res, err := workspace.Init(ctx, t.TempDir(), time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := res.Workspace
+	ws := newWorkspace(t)
 	svc := &capture.Service{WS: ws, Now: time.Now, Identity: &capture.IdentityCollector{Runner: broker.Default}, Adapters: all.Registry()}
 	abs, err := filepath.Abs(profile)
 	if err != nil {
@@ -123,11 +119,7 @@ func TestCollectCountsPublishedAndUnpublished(t *testing.T) {
 // live owner's entry and DuckDB's temporary directory never are.
 func TestAbandonedStaging(t *testing.T) {
 	ctx := context.Background()
-	res, err := workspace.Init(ctx, t.TempDir(), time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := res.Workspace
+	ws := newWorkspace(t)
 	self, err := lease.Self()
 	if err != nil {
 		t.Skip("no /proc: ", err)
@@ -199,11 +191,7 @@ func TestAbandonedStaging(t *testing.T) {
 // moved leaves files status names, and readers never see.
 func TestCollectWarnsAboutOrphans(t *testing.T) {
 	ctx := context.Background()
-	res, err := workspace.Init(ctx, t.TempDir(), time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := res.Workspace
+	ws := newWorkspace(t)
 	for _, d := range []string{"generations/crashed", "evidence/frames/generation=crashed"} {
 		if err := os.MkdirAll(ws.Path(filepath.FromSlash(d)), 0o755); err != nil {
 			t.Fatal(err)
@@ -219,4 +207,14 @@ func TestCollectWarnsAboutOrphans(t *testing.T) {
 	if !slices.ContainsFunc(st.Warnings, func(s string) bool { return strings.HasPrefix(s, "2 orphaned publication file(s)") }) {
 		t.Errorf("warnings %q lack the orphan count", st.Warnings)
 	}
+}
+
+// newWorkspace initializes a workspace the way `flameox init` does.
+func newWorkspace(t *testing.T) *workspace.Workspace {
+	t.Helper()
+	_, ws, err := Init(context.Background(), t.TempDir(), time.Now(), publish.FirstCommit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
 }

@@ -73,8 +73,8 @@ func CaptureWith(t testing.TB, project, toml, name, adapterName string, setup fu
 	if _, err := workload.Approve(ctx, ws, wl, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	svc := &capture.Service{WS: ws, Identity: &capture.IdentityCollector{Runner: broker.Default},
-		Adapters: adapter.NewRegistry(adapters...)}
+	svc := capture.New(ws, capture.Options{Identity: &capture.IdentityCollector{Runner: broker.Default},
+		Adapters: adapter.NewRegistry(adapters...)})
 	if setup != nil {
 		setup(svc)
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/flameox/flameox/pkg/faultpoint"
 	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/run"
+	"github.com/flameox/flameox/pkg/services"
 	"github.com/flameox/flameox/pkg/status"
-	"github.com/flameox/flameox/pkg/tool/foxcapture"
 	"github.com/flameox/flameox/pkg/workload"
 )
 
@@ -137,9 +137,7 @@ func (c *Context) captureService() (*capture.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := foxcapture.NewService(ws, c.Env)
-	svc.Adapters = all.Registry()
-	return svc, nil
+	return services.Capture(ws, c.Env.Now, c.Env.Environ), nil
 }
 
 func capturePlan(ctx context.Context, c *Context, args []string) error {
@@ -254,7 +252,7 @@ func captureRun(ctx context.Context, c *Context, args []string) error {
 // captureExit turns a recorded but unsuccessful run into the exit status
 // of its outcome (the result has been printed already), the same one
 // fox-capture uses (run.OutcomeRules, docs/exit-codes.md).
-func captureExit(m *run.Manifest) error { return foxcapture.RunExit(m) }
+func captureExit(m *run.Manifest) error { return capture.RunExit(m) }
 
 func renderCapture(w io.Writer, res *capture.Result) {
 	m := res.Run

@@ -14,11 +14,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/flameox/flameox/pkg/adapter/all"
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/mcpserver"
 	"github.com/flameox/flameox/pkg/publish"
-	"github.com/flameox/flameox/pkg/tool/foxmcp"
+	"github.com/flameox/flameox/pkg/services"
 	"github.com/flameox/flameox/pkg/version"
 	"github.com/flameox/flameox/pkg/workspace"
 	"github.com/spf13/pflag"
@@ -241,19 +241,19 @@ func versionCmd(_ context.Context, c *Context, _ []string) error {
 	return c.emit(v, func(w io.Writer) { fmt.Fprintln(w, "flameox", v.Version) })
 }
 
-// publisher returns the publisher for ws with every built-in extractor.
+// publisher returns the publisher every tool uses (pkg/services).
 func (c *Context) publisher(ws *workspace.Workspace) *publish.Publisher {
-	return &publish.Publisher{WS: ws, Now: c.Env.Now, Extractors: all.Registry().Extractors(), AutoCompact: true}
+	return services.Publisher(ws, c.Env.Now)
 }
 
-// mcpCmd runs fox-mcp's verbs in process, rooted at the project directory
-// (a later --project-root wins).
+// mcpCmd runs fox-mcp's command line (mcpserver.Command) in process,
+// rooted at the project directory (a later --project-root wins).
 func mcpCmd(verb string) func(context.Context, *Context, []string) error {
 	return func(ctx context.Context, c *Context, args []string) error {
 		pre := []string{verb, "--project-root", c.Dir}
 		if verb == "inspect" && c.JSON {
 			pre = append(pre, "--json")
 		}
-		return foxmcp.Run(ctx, c.Env, append(pre, args...))
+		return mcpserver.Command(ctx, c.Env, append(pre, args...))
 	}
 }

@@ -16,13 +16,13 @@ import (
 	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/run"
-	"github.com/flameox/flameox/pkg/tool/foxcapture"
+	"github.com/flameox/flameox/pkg/services"
 )
 
 func importCmd(ctx context.Context, c *Context, args []string) error {
 	fs := c.flags("import", "[flags] PATH...")
-	var f foxcapture.ImportFlags
-	f.Register(fs)
+	var imp capture.ImportRequest
+	imp.Flags(fs)
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
@@ -33,11 +33,11 @@ func importCmd(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc := foxcapture.NewService(ws, c.Env)
+	svc := services.Capture(ws, c.Env.Now, c.Env.Environ)
 	var results []*capture.ImportResult
 	var importErr error
 	for _, path := range fs.Args() {
-		req := f.Request
+		req := imp
 		req.Path = path
 		req.RequestedBy = "cli"
 		res, err := svc.ImportFrom(ctx, c.Dir, req)

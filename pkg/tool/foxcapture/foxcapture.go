@@ -10,7 +10,7 @@
 // stdout; pipe them into fox-publish. Human messages go to stderr. Exit
 // codes are those of every flameox tool (docs/exit-codes.md); `run` writes
 // its run record and then exits with the status of the run's outcome
-// (RunExit), exactly as `flameox capture run` does.
+// (capture.RunExit), exactly as `flameox capture run` does.
 package foxcapture
 
 import (
@@ -18,12 +18,11 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/flameox/flameox/pkg/adapter/all"
-	"github.com/flameox/flameox/pkg/broker"
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/record"
 	"github.com/flameox/flameox/pkg/run"
+	"github.com/flameox/flameox/pkg/services"
 	"github.com/flameox/flameox/pkg/workload"
 	"github.com/flameox/flameox/pkg/workspace"
 )
@@ -51,28 +50,12 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 	return cli.Usagef("unknown verb %q", args[0])
 }
 
-// ImportFlags are the flags of an import, shared with `flameox import`.
-type ImportFlags struct {
-	Request capture.ImportRequest
-}
-
-// Register adds the import flags to fs.
-func (f *ImportFlags) Register(fs interface {
-	StringVar(*string, string, string, string)
-}) {
-	fs.StringVar(&f.Request.Kind, "kind", "", "artifact kind (sample_profile, benchmark_samples, ...; default collector_metadata)")
-	fs.StringVar(&f.Request.Sensitivity, "sensitivity", "", "normal, internal or sensitive (default: capture.default_sensitivity)")
-	fs.StringVar(&f.Request.MediaType, "media-type", "", "media type (default: guessed from content)")
-	fs.StringVar(&f.Request.Producer, "producer", "", "tool that produced the file")
-	fs.StringVar(&f.Request.ProducerVersion, "producer-version", "", "version of that tool")
-}
-
 func importCmd(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.NewFlags(env, "fox-capture import", "usage: fox-capture import [flags] PATH...")
-	var f ImportFlags
+	var imp capture.ImportRequest
 	var wsDir string
 	fs.StringVar(&wsDir, "workspace", "", "workspace directory (default: nearest .diagnostics)")
-	f.Register(fs)
+	imp.Flags(fs)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -83,10 +66,10 @@ func importCmd(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc := NewService(ws, env)
+	svc := services.Capture(ws, env.Now, env.Environ)
 	w := record.NewWriter(env.Stdout)
 	for _, path := range fs.Args() {
-		req := f.Request
+		req := imp
 		req.Path = path
 		req.RequestedBy = "cli"
 		res, err := svc.ImportFrom(ctx, env.Dir, req)
@@ -99,13 +82,6 @@ func importCmd(ctx context.Context, env *cli.Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "fox-capture: imported %s as %s (run %s)\n", cli.Safe(path), res.ArtifactID, res.Run.RunID)
 	}
 	return nil
-}
-
-// NewService builds the capture service for ws with the production broker
-// and the built-in adapters.
-func NewService(ws *workspace.Workspace, env *cli.Env) *capture.Service {
-	return &capture.Service{WS: ws, Now: env.Now, Identity: &capture.IdentityCollector{Runner: broker.Default},
-		Adapters: all.Registry(), Environ: env.Environ}
 }
 
 func captureCmd(ctx context.Context, env *cli.Env, verb string, args []string) error {
@@ -121,7 +97,7 @@ func captureCmd(ctx context.Context, env *cli.Env, verb string, args []string) e
 	if err != nil {
 		return err
 	}
-	svc := NewService(ws, env)
+	svc := services.Capture(ws, env.Now, env.Environ)
 	w := record.NewWriter(env.Stdout)
 	if verb == "recover" {
 		res, err := svc.Recover(ctx)
@@ -175,15 +151,5 @@ func captureCmd(ctx context.Context, env *cli.Env, verb string, args []string) e
 	if err := w.Write(run.NewRecord(ws.Root, res.Run)); err != nil {
 		return err
 	}
-	return RunExit(res.Run)
-}
-
-// RunExit ends a capture whose run was recorded (and written) with the
-// exit status of its outcome, the same for every tool (run.OutcomeRules,
-// docs/exit-codes.md); nil when the run succeeded.
-func RunExit(m *run.Manifest) error {
-	if code, why := run.ExitStatus(m); code != 0 {
-		return &cli.NegativeResult{Code: code, Message: why}
-	}
-	return nil
+	return capture.RunExit(res.Run)
 }
