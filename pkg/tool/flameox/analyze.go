@@ -22,13 +22,7 @@ import (
 func analyzeHotspots(ctx context.Context, c *Context, args []string) error {
 	fs := c.flags("analyze hotspots", "RUN_OR_ARTIFACT [--limit N] [--sample-type T] [--focus RE] [--ignore RE] [--thread T] [--process P] [--format text|markdown|json] [--record]")
 	var req analysis.HotspotsRequest
-	fs.IntVar(&req.Limit, "limit", 20, "frames to return (max 1000)")
-	fs.StringVar(&req.SampleType, "sample-type", "", "sample type (default: the profile's default)")
-	fs.StringVar(&req.Focus, "focus", "", "only samples with a frame matching this regexp (function, file or module; like go tool pprof -focus)")
-	fs.StringVar(&req.Ignore, "ignore", "", "drop samples with a frame matching this regexp (like go tool pprof -ignore)")
-	fs.StringVar(&req.Thread, "thread", "", "only samples of this thread")
-	fs.StringVar(&req.Process, "process", "", "only samples of this process")
-	fs.StringVar(&req.Cursor, "cursor", "", "continue after a previous page")
+	req.Flags(fs, 20)
 	format := fs.String("format", "text", "output: text (go tool pprof -top's columns), markdown, or json (as --json)")
 	rec := fs.Bool("record", false, "persist the analysis (with its commit and inputs) in the corpus")
 	if err := c.parse(fs, args); err != nil {
@@ -248,11 +242,7 @@ func formatValue(v int64, unit string) string {
 
 func stacksFlags(c *Context, name string, req *analysis.StacksRequest, defLimit int) *pflag.FlagSet {
 	fs := c.flags(name, "RUN_OR_ARTIFACT FRAME_OR_REGEXP [--limit N] [--sample-type T] [--thread T] [--process P] [--cursor C]")
-	fs.IntVar(&req.Limit, "limit", defLimit, "rows to return (max 1000)")
-	fs.StringVar(&req.SampleType, "sample-type", "", "sample type (default: the profile's default)")
-	fs.StringVar(&req.Thread, "thread", "", "only samples of this thread")
-	fs.StringVar(&req.Process, "process", "", "only samples of this process")
-	fs.StringVar(&req.Cursor, "cursor", "", "continue after a previous page")
+	req.Flags(fs, defLimit)
 	return fs
 }
 
@@ -423,5 +413,3 @@ func openCmd(ctx context.Context, c *Context, args []string) error {
 	}
 	return err
 }
-
-var _ = strings.Join

@@ -44,15 +44,8 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 	fs := cli.NewFlags(env, "fox-analyze "+verb, usage)
 	wsDir := fs.String("workspace", "", "workspace directory (default: nearest .diagnostics)")
 	rec := fs.Bool("record", false, "write an analysis record for fox-publish instead of the result")
-	var limit int
-	var sampleType, thread, process, cursor, focus, ignore string
-	fs.IntVar(&limit, "limit", 20, "rows to return (max 1000)")
-	fs.StringVar(&sampleType, "sample-type", "", "sample type (default: the profile's default)")
-	fs.StringVar(&thread, "thread", "", "only samples of this thread")
-	fs.StringVar(&process, "process", "", "only samples of this process")
-	fs.StringVar(&cursor, "cursor", "", "continue after a previous page")
-	fs.StringVar(&focus, "focus", "", "hotspots: only samples with a frame matching this regexp (go tool pprof -focus)")
-	fs.StringVar(&ignore, "ignore", "", "hotspots: drop samples with a frame matching this regexp (go tool pprof -ignore)")
+	var req analysis.HotspotsRequest
+	req.VerbFlags(fs)
 	if err := cli.Parse(fs, args[1:]); err != nil {
 		return err
 	}
@@ -60,25 +53,22 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	input, err := inputOf(env, fs)
-	if err != nil {
+	if req.Input, err = inputOf(env, fs); err != nil {
 		return err
 	}
 	started := env.Now()
 	var res analysis.Recordable
 	switch verb {
 	case "hotspots":
-		res, err = analysis.Hotspots(ctx, ws, analysis.HotspotsRequest{Input: input, Limit: limit, SampleType: sampleType,
-			Thread: thread, Process: process, Cursor: cursor, Focus: focus, Ignore: ignore})
+		res, err = analysis.Hotspots(ctx, ws, req)
 	case "callers", "callees", "examples":
 		if fs.NArg() != 2 {
 			return cli.Usagef("fox-analyze %s needs INPUT and a FRAME_ID or a regexp of function names", verb)
 		}
-		if focus != "" || ignore != "" {
+		if req.Focus != "" || req.Ignore != "" {
 			return cli.Usagef("--focus and --ignore filter hotspots only")
 		}
-		req := analysis.StacksRequest{Input: input, FrameID: fs.Arg(1), Limit: limit, SampleType: sampleType,
-			Thread: thread, Process: process, Cursor: cursor}
+		req := req.Stacks(fs.Arg(1))
 		switch verb {
 		case "callers":
 			res, err = analysis.Callers(ctx, ws, req)
