@@ -26,7 +26,7 @@ import (
 // returns the workspace and the run id of each file.
 func importProfiles(t *testing.T, files ...string) (*workspace.Workspace, []string) {
 	t.Helper()
-	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now())
+	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now(), publish.FirstCommit)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -162,7 +162,7 @@ func TestCallersByRegexp(t *testing.T) {
 // (as a capture registers it) and publishes them.
 func importKinds(t *testing.T, files map[string]string) (*workspace.Workspace, map[string]string) {
 	t.Helper()
-	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now())
+	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now(), publish.FirstCommit)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 
 func newService(t *testing.T) *Service {
 	t.Helper()
-	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now())
+	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now(), firstCommit)
 	if err != nil {
 		t.Fatal(err)
 	}

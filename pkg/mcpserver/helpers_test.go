@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/tool/foxmcp"
 	"github.com/flameox/flameox/pkg/workspace"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,7 +37,7 @@ func serverCmd(dir string, extra ...string) *exec.Cmd {
 func project(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	if _, err := workspace.Init(context.Background(), dir, time.Now()); err != nil {
+	if _, err := workspace.Init(context.Background(), dir, time.Now(), publish.FirstCommit); err != nil {
 		t.Fatal(err)
 	}
 	return dir

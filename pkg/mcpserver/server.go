@@ -136,7 +136,7 @@ func Serve(ctx context.Context, opts Options, stdin io.Reader, stdout io.Writer)
 	defer s.jobs.close()
 	if opts.Init {
 		if _, err := s.workspace(); fault.Is(err, fault.WorkspaceNotFound) {
-			if _, err := workspace.Init(ctx, s.opts.ProjectRoot, s.opts.Now()); err != nil {
+			if _, err := workspace.Init(ctx, s.opts.ProjectRoot, s.opts.Now(), publish.FirstCommit); err != nil {
 				return err
 			}
 			s.opts.Logger.Info("initialized workspace", "project_root", s.opts.ProjectRoot)

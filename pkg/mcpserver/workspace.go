@@ -9,6 +9,7 @@ import (
 	"github.com/flameox/flameox/pkg/adapter/all"
 	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/status"
 	"github.com/flameox/flameox/pkg/workload"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,7 +42,7 @@ func (s *server) addWorkspaceTools() {
 }
 
 func (s *server) initWorkspace(ctx context.Context, _ *mcp.CallToolRequest, _ noInput) (*status.InitResult, string, error) {
-	res, ws, err := status.Init(ctx, s.opts.ProjectRoot, s.opts.Now())
+	res, ws, err := status.Init(ctx, s.opts.ProjectRoot, s.opts.Now(), publish.FirstCommit)
 	if err != nil {
 		return nil, "", err
 	}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
+	"time"
 
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/digest"
@@ -134,6 +136,24 @@ func Commit(ctx context.Context, ws *workspace.Workspace, st *Stage, files []cor
 	}
 	faultpoint.Hit(StepHeadReplaced)
 	return &Committed{Generation: gen, Commit: c}, nil
+}
+
+// FirstCommit writes the first, empty commit of a new workspace's corpus and
+// points corpus/HEAD at it: the workspace.FirstCommit that workspace.Init
+// calls, under the write lock, when HEAD does not exist yet. It returns the
+// workspace-relative paths it created.
+func FirstCommit(root string, now time.Time) ([]string, error) {
+	c, err := corpus.NewCommit(nil, nil, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := corpus.WriteCommit(root, c); err != nil {
+		return nil, err
+	}
+	if err := corpus.SetHead(root, c.CommitID); err != nil {
+		return nil, err
+	}
+	return []string{"corpus/HEAD", "corpus/commits/" + strings.TrimPrefix(c.CommitID, "sha256:") + ".json"}, nil
 }
 
 // nextInventory removes superseded generations from head's inventory; each

@@ -25,7 +25,7 @@ import (
 // returns their run records as JSON lines.
 func newWorkspace(t testing.TB, n int) (*workspace.Workspace, []byte) {
 	t.Helper()
-	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now())
+	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now(), FirstCommit)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T) *fixture {
-	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now())
+	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now(), publish.FirstCommit)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/workspace"
 )
 
@@ -15,7 +16,7 @@ import (
 // contained captures, and none in a workspace without them.
 func TestCachesCounted(t *testing.T) {
 	ctx := context.Background()
-	res, err := workspace.Init(ctx, t.TempDir(), time.Now())
+	res, err := workspace.Init(ctx, t.TempDir(), time.Now(), publish.FirstCommit)
 	if err != nil {
 		t.Fatal(err)
 	}

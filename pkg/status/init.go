@@ -17,8 +17,10 @@ type InitResult struct {
 }
 
 // Init creates (or completes) the workspace at projectRoot and reports it.
-func Init(ctx context.Context, projectRoot string, now time.Time) (*InitResult, *workspace.Workspace, error) {
-	res, err := workspace.Init(ctx, projectRoot, now)
+// first makes the corpus's first commit (publish.FirstCommit, see
+// workspace.Init).
+func Init(ctx context.Context, projectRoot string, now time.Time, first workspace.FirstCommit) (*InitResult, *workspace.Workspace, error) {
+	res, err := workspace.Init(ctx, projectRoot, now, first)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flameox/flameox/pkg/lease"
+	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workspace"
 )
@@ -20,7 +21,7 @@ import (
 // removes.
 func TestStaleMatchesRecovery(t *testing.T) {
 	ctx := context.Background()
-	res, err := workspace.Init(ctx, t.TempDir(), time.Now())
+	res, err := workspace.Init(ctx, t.TempDir(), time.Now(), publish.FirstCommit)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 func newWorkspace(t *testing.T) *workspace.Workspace {
 	t.Helper()
-	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now())
+	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now(), firstCommit)
 	if err != nil {
 		t.Fatal(err)
 	}

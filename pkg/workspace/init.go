@@ -33,9 +33,20 @@ type InitResult struct {
 	Created []string
 }
 
+// FirstCommit publishes the first, empty commit of a new workspace's
+// corpus and points corpus/HEAD at it, returning the workspace-relative
+// paths it created. publish.FirstCommit is the implementation: pkg/publish
+// is the only package that writes corpus/HEAD, and workspace, below it,
+// cannot import it, so Init's callers pass it in.
+type FirstCommit func(root string, now time.Time) (created []string, err error)
+
 // Init creates (or completes) the workspace for projectRoot. It is
-// idempotent: existing files are validated, never rewritten.
-func Init(ctx context.Context, projectRoot string, now time.Time) (*InitResult, error) {
+// idempotent: existing files are validated, never rewritten. When
+// corpus/HEAD does not exist yet it calls first, under the write lock.
+func Init(ctx context.Context, projectRoot string, now time.Time, first FirstCommit) (*InitResult, error) {
+	if first == nil {
+		return nil, fault.New(fault.InternalError, "workspace.Init needs a FirstCommit (publish.FirstCommit)")
+	}
 	project, err := filepath.Abs(projectRoot)
 	if err != nil {
 		return nil, fault.Wrap(fault.InvalidArguments, err, "resolve project root")
@@ -94,17 +105,11 @@ func Init(ctx context.Context, projectRoot string, now time.Time) (*InitResult, 
 		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(root, "corpus", "HEAD")); errors.Is(err, fs.ErrNotExist) {
-		c, err := corpus.NewCommit(nil, nil, now)
+		created, err := first(root, now)
 		if err != nil {
 			return nil, err
 		}
-		if err := corpus.WriteCommit(root, c); err != nil {
-			return nil, err
-		}
-		if err := corpus.SetHead(root, c.CommitID); err != nil {
-			return nil, err
-		}
-		res.Created = append(res.Created, "corpus/HEAD", "corpus/commits/"+strings.TrimPrefix(c.CommitID, "sha256:")+".json")
+		res.Created = append(res.Created, created...)
 	}
 	if added, err := excludeFromGit(project); err != nil {
 		return nil, err

@@ -18,7 +18,7 @@ import (
 
 func initAt(t *testing.T, dir string) *InitResult {
 	t.Helper()
-	res, err := Init(context.Background(), dir, time.Now())
+	res, err := Init(context.Background(), dir, time.Now(), firstCommit)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/internal/testenv"
 	"github.com/flameox/flameox/pkg/profile"
+	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workload"
 	"github.com/flameox/flameox/pkg/workspace"
@@ -57,7 +58,7 @@ func CaptureWith(t testing.TB, project, toml, name, adapterName string, setup fu
 	if err := os.WriteFile(filepath.Join(project, workload.FileName), []byte(toml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := workspace.Init(ctx, project, time.Now())
+	res, err := workspace.Init(ctx, project, time.Now(), publish.FirstCommit)
 	if err != nil {
 		t.Fatal(err)
 	}

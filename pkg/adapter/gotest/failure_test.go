@@ -15,6 +15,7 @@ import (
 	"github.com/flameox/flameox/pkg/broker"
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/internal/testenv"
+	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workload"
 	"github.com/flameox/flameox/pkg/workspace"
@@ -250,7 +251,7 @@ func TestWait(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, workload.FileName), []byte(toml), 0o644)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	init, err := workspace.Init(ctx, dir, time.Now())
+	init, err := workspace.Init(ctx, dir, time.Now(), publish.FirstCommit)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/tool/flameox"
 	"github.com/flameox/flameox/pkg/tool/foxanalyze"
 	"github.com/flameox/flameox/pkg/tool/foxcapture"
@@ -79,7 +80,7 @@ func invocations() [][]string {
 // stderr and the exit status with testdata/surface.golden.
 func TestSurface(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := workspace.Init(context.Background(), dir, time.Now()); err != nil {
+	if _, err := workspace.Init(context.Background(), dir, time.Now(), publish.FirstCommit); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer

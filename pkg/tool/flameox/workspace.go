@@ -10,6 +10,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/status"
 )
 
@@ -28,7 +29,7 @@ func initCmd(ctx context.Context, c *Context, args []string) error {
 			root = filepath.Join(c.Dir, root)
 		}
 	}
-	out, ws, err := status.Init(ctx, root, c.Env.Now())
+	out, ws, err := status.Init(ctx, root, c.Env.Now(), publish.FirstCommit)
 	if err != nil {
 		return err
 	}

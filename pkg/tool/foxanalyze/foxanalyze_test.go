@@ -23,7 +23,7 @@ import (
 func TestFocusAndFrameRegexp(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	res, err := workspace.Init(ctx, dir, time.Now())
+	res, err := workspace.Init(ctx, dir, time.Now(), publish.FirstCommit)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func bench(n, chunk, perRun int, keep bool) error {
 	if !keep {
 		defer os.RemoveAll(dir)
 	}
-	res, err := workspace.Init(ctx, dir, time.Now())
+	res, err := workspace.Init(ctx, dir, time.Now(), publish.FirstCommit)
 	if err != nil {
 		return err
 	}
