@@ -141,9 +141,6 @@ func (s *Stage) Finish() ([]corpus.GenerationFile, error) {
 	return out, nil
 }
 
-// stagedPath returns where a finished file of table lives in staging.
-func (s *Stage) stagedPath(table string) string { return filepath.Join(s.Dir, table+".parquet") }
-
 // Discard removes the staging directory.
 func (s *Stage) Discard() {
 	for _, sf := range s.files {
