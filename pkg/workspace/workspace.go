@@ -1,12 +1,3 @@
-// Package workspace finds, creates and opens a flameox workspace: the
-// `.diagnostics/` directory at a project root that holds native artifacts,
-// run manifests, the published corpus and the policy.
-//
-// Discovery walks up from the working directory to the nearest
-// `.diagnostics` (like git does with `.git`); an explicit --workspace path
-// is used as it is. Opening validates workspace.json and config.toml
-// strictly: a damaged or unknown file is WORKSPACE_INVALID with the file
-// named, never treated as empty.
 package workspace
 
 import (
