@@ -38,6 +38,7 @@ import (
 	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/services"
+	"github.com/flameox/flameox/pkg/services/publishing"
 	"github.com/flameox/flameox/pkg/version"
 	"github.com/flameox/flameox/pkg/workspace"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -180,7 +181,7 @@ func (s *server) captureService(ws *workspace.Workspace) *capture.Service {
 
 // publisher is the publisher every tool uses (pkg/services).
 func (s *server) publisher(ws *workspace.Workspace) *publish.Publisher {
-	return services.Publisher(ws, s.opts.Now)
+	return publishing.Publisher(ws, s.opts.Now)
 }
 
 // limitSchema bounds a "limit" property to 1..1000 with an MCP default

@@ -2,6 +2,10 @@
 // workspace's services with their production parts, for the flameox
 // porcelain, the fox-* plumbing tools and the MCP server alike.
 //
+// The publisher's wiring is in pkg/services/publishing, a package of its
+// own so that fox-capture, which only captures, never links pkg/publish,
+// the one package that advances corpus/HEAD.
+//
 // Each service has one constructor in its own package (capture.New,
 // publish.New) that takes what it needs as options and knows nothing of
 // the rest of the program. Which parts a running flameox gives them (the

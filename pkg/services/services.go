@@ -6,7 +6,6 @@ import (
 	"github.com/flameox/flameox/pkg/adapter/all"
 	"github.com/flameox/flameox/pkg/broker"
 	"github.com/flameox/flameox/pkg/capture"
-	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/workspace"
 )
 
@@ -16,11 +15,4 @@ import (
 func Capture(ws *workspace.Workspace, now func() time.Time, environ func() []string) *capture.Service {
 	return capture.New(ws, capture.Options{Now: now, Identity: &capture.IdentityCollector{Runner: broker.Default},
 		Adapters: all.Registry(), Environ: environ})
-}
-
-// Publisher returns the publisher of ws: every built-in extractor, and
-// automatic compaction after each publication of runs. It is the one
-// publisher every tool uses, for runs, analyses and compaction alike.
-func Publisher(ws *workspace.Workspace, now func() time.Time) *publish.Publisher {
-	return publish.New(ws, publish.Options{Now: now, Extractors: all.Registry().Extractors(), AutoCompact: true})
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/mcpserver"
 	"github.com/flameox/flameox/pkg/publish"
-	"github.com/flameox/flameox/pkg/services"
+	"github.com/flameox/flameox/pkg/services/publishing"
 	"github.com/flameox/flameox/pkg/version"
 	"github.com/flameox/flameox/pkg/workspace"
 	"github.com/spf13/pflag"
@@ -243,7 +243,7 @@ func versionCmd(_ context.Context, c *Context, _ []string) error {
 
 // publisher returns the publisher every tool uses (pkg/services).
 func (c *Context) publisher(ws *workspace.Workspace) *publish.Publisher {
-	return services.Publisher(ws, c.Env.Now)
+	return publishing.Publisher(ws, c.Env.Now)
 }
 
 // mcpCmd runs fox-mcp's command line (mcpserver.Command) in process,

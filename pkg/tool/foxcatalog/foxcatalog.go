@@ -24,7 +24,7 @@ import (
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/record"
-	"github.com/flameox/flameox/pkg/services"
+	"github.com/flameox/flameox/pkg/services/publishing"
 	"github.com/flameox/flameox/pkg/workspace"
 	"github.com/spf13/pflag"
 )
@@ -89,7 +89,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 		res = v
 	case "compact":
 		kind = "compaction"
-		res, err = services.Publisher(ws, env.Now).Compact(ctx)
+		res, err = publishing.Publisher(ws, env.Now).Compact(ctx)
 	case "runs":
 		kind = "query_result"
 		res, err = query.ListRuns(ctx, ws, runs)

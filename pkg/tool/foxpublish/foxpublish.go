@@ -29,7 +29,7 @@ import (
 	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/record"
 	"github.com/flameox/flameox/pkg/run"
-	"github.com/flameox/flameox/pkg/services"
+	"github.com/flameox/flameox/pkg/services/publishing"
 	"github.com/flameox/flameox/pkg/workspace"
 )
 
@@ -191,7 +191,7 @@ func (p *pipeline) flush() error {
 	if len(p.analyses) > 0 {
 		rows := p.analyses
 		p.analyses = nil
-		pub := services.Publisher(p.ws, p.env.Now)
+		pub := publishing.Publisher(p.ws, p.env.Now)
 		res, err := pub.PublishAnalyses(p.ctx, rows)
 		if err != nil {
 			return err
@@ -210,7 +210,7 @@ func (p *pipeline) flush() error {
 	}
 	refs := p.pending
 	p.pending = nil
-	pub := services.Publisher(p.ws, p.env.Now)
+	pub := publishing.Publisher(p.ws, p.env.Now)
 	res, err := pub.PublishRuns(p.ctx, refs)
 	if err != nil {
 		return err
