@@ -10,12 +10,10 @@ import (
 )
 
 // Prompts are the common investigations as tool sequences, for hosts that
-// offer them as slash commands. Each renders to at most maxPromptBytes;
+// offer them as slash commands. Each renders to at most 1 KiB (prompts_test.go holds them to it);
 // the arguments are inserted as JSON strings (clipped), never as
 // instructions. They name only tools that exist: comparing two captures
 // reads both with analyze_hotspots until a comparison tool lands.
-
-const maxPromptBytes = 1024
 
 type prompt struct {
 	p    *mcp.Prompt

@@ -181,8 +181,9 @@ func TestArchitectureLayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, block, ok := strings.Cut(string(doc), "```layers\n")
-	if block, _, ok = strings.Cut(block, "```"); !ok {
+	_, block, found := strings.Cut(string(doc), "```layers\n")
+	block, _, closed := strings.Cut(block, "```")
+	if !found || !closed {
 		t.Fatal("docs/architecture.md has no ```layers block")
 	}
 	layer := map[string]int{} // package path under pkg/ -> layer, 0 at the top
