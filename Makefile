@@ -35,9 +35,9 @@ test: build lint
 test-short:
 	$(GO) test -short $(PKGS)
 
-# gofmt, go vet, and the CGO-free build of the writer side (nocgo).
-# (staticcheck joins lint once the tree passes it; issue 15.)
-lint: nocgo
+# gofmt, go vet, staticcheck, and the CGO-free build of the writer side
+# (nocgo).
+lint: nocgo staticcheck
 	@out=$$(gofmt -l cmd pkg); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 

@@ -116,7 +116,7 @@ const frameFilter = `run_id = $1 AND artifact_id = $2 AND evidence_generation_id
   AND ($5 = '' OR coalesce(thread, '') = $5) AND ($6 = '' OR coalesce(process, '') = $6)`
 
 // inlineLabel is a frame's pprof inline label from frames.inlined and
-// inline_chain (pkg/adapter/pprof writes them under the default sample
+// inline_chain (pkg/adapter/stacks writes them under the default sample
 // type; older extractions leave them null: no label).
 const inlineLabel = `CASE WHEN f.inlined THEN 'inline' WHEN len(coalesce(f.inline_chain, [])) > 0 THEN 'partial-inline' ELSE '' END`
 
@@ -149,7 +149,7 @@ LIMIT $7 OFFSET $8`}
 // thread/process pair: the extractor wrote frame_measurements in rank
 // order and frames hottest first, in small row groups, so min/max
 // statistics on rank and frame_index leave DuckDB a row group of each to
-// read (pkg/adapter/pprof/rank.go). Its rows and order are qHotspots'.
+// read (pkg/adapter/stacks/rank.go). Its rows and order are qHotspots'.
 var qHotspotsRanked = catalog.Query{Name: "analysis.hotspots_ranked", Version: "2", SQL: `
 WITH top AS MATERIALIZED (
   SELECT frame_id, frame_index, self_value, inclusive_value, rank FROM frame_measurements

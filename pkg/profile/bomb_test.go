@@ -10,7 +10,7 @@ import (
 
 // TestBombCorpus parses every file of the bomb corpus in process with the
 // default limits: each bomb fails with ErrTooLarge naming its limit, each
-// genuine file parses. (pkg/adapter/pprof runs the same corpus through the
+// genuine file parses. (pkg/adapter/stacks runs the same corpus through the
 // real import under an address-space limit.)
 func TestBombCorpus(t *testing.T) {
 	cases, err := bombtest.Write(t.TempDir(), testing.Short())

@@ -6,9 +6,9 @@ import (
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/adapter/gotest"
 	"github.com/flameox/flameox/pkg/adapter/perf"
-	"github.com/flameox/flameox/pkg/adapter/pprof"
 	"github.com/flameox/flameox/pkg/adapter/process"
 	"github.com/flameox/flameox/pkg/adapter/pyspy"
+	"github.com/flameox/flameox/pkg/adapter/stacks"
 )
 
 // Registry returns the built-in adapters and extractors.
@@ -18,6 +18,6 @@ func Registry() *adapter.Registry {
 		gotest.New(),
 		perf.New(),
 		pyspy.New(),
-		pprof.New(),
-	).WithExtractors(pprof.NewExtractor())
+		stacks.New(),
+	).WithExtractors(stacks.NewExtractor())
 }

@@ -1,4 +1,4 @@
-package pprof_test
+package stacks_test
 
 import (
 	"bytes"
