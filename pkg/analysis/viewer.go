@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/flameox/flameox/pkg/adapter"
-	"github.com/flameox/flameox/pkg/artifact"
 	"github.com/flameox/flameox/pkg/digest"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/query"
@@ -92,7 +91,6 @@ func Viewer(ctx context.Context, ws *workspace.Workspace, reg *adapter.Registry,
 	if _, err := os.Stat(path); err != nil {
 		return nil, fault.Wrap(fault.ArtifactIntegrityFailed, err, "payload of %s", artifactID)
 	}
-	_ = artifact.ObjectRel
 	return res, nil
 }
 

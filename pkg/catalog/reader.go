@@ -169,7 +169,7 @@ func (r *Reader) lockdown(allowed []string) []string {
 
 // config is the DSN of the instance: the settings that take a plain
 // value are given when DuckDB creates it (each SET is a statement with
-// its own transaction, ~0.2 ms apiece on a fresh instance); the
+// its own transaction, which a fresh instance pays for one by one); the
 // allow-list, the time zone and the locks follow as statements.
 func (r *Reader) config() string {
 	v := url.Values{}
@@ -263,8 +263,8 @@ func (r *Reader) Options() Options { return r.opts }
 // Close stops the DuckDB instance and removes its spill directory.
 //
 // When nothing was spilled, the instance is torn down in the background:
-// stopping its threads and freeing its buffers and catalog takes ~5 ms,
-// which a command would otherwise add to every answer, and nothing waits
+// stopping its threads and freeing its buffers and catalog costs time
+// a command would otherwise add to every answer (docs/performance.md), and nothing waits
 // on it (the instance is in memory; the files it read are immutable). A
 // process that exits meanwhile just skips it. A reader that spilled is
 // closed synchronously (closeWait), so its spill directory is removed.
