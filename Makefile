@@ -3,6 +3,10 @@ GO       ?= go
 BIN      ?= $(CURDIR)/bin
 PKGS     := ./...
 CMDS     := $(wildcard cmd/*)
+# The writer side links no DuckDB and so needs no cgo; built without it,
+# these start without the dynamic loader (docs/performance.md, "Binaries").
+NOCGO_CMDS := ./cmd/fox-capture ./cmd/fox-publish
+CGO_CMDS   := $(filter-out $(NOCGO_CMDS),$(addprefix ./,$(CMDS)))
 FUZZTIME ?= 10s
 
 .PHONY: all build test test-short lint staticcheck nocgo demo fuzz-smoke bench clean
@@ -21,7 +25,8 @@ EXTLDFLAGS := -L$(LDLIBS) -static-libgcc -Wl,--no-export-dynamic
 build:
 	@mkdir -p $(BIN) $(LDLIBS)
 	@rm -f $(LDLIBS)/libstdc++.a; lib=$$($${CC:-cc} -print-file-name=libstdc++.a); if [ -f "$$lib" ]; then ln -s "$$lib" $(LDLIBS)/libstdc++.a; fi
-	$(GO) build -ldflags='-extldflags "$(EXTLDFLAGS)"' -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags='-extldflags "$(EXTLDFLAGS)"' -o $(BIN)/ $(CGO_CMDS)
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/ $(NOCGO_CMDS)
 
 # The README's test command. Collector-backed tests skip locally when a
 # collector is missing and fail under CI=true; the run ends with one line
@@ -57,7 +62,7 @@ staticcheck:
 # fox-capture and fox-publish must build without cgo: neither links DuckDB
 # (docs/architecture.md).
 nocgo:
-	CGO_ENABLED=0 $(GO) build ./cmd/fox-capture ./cmd/fox-publish
+	CGO_ENABLED=0 $(GO) build $(NOCGO_CMDS)
 
 demo: build
 	scripts/demo.sh $(BIN)
