@@ -47,7 +47,8 @@ func commandOptions(env *cli.Env, fs *pflag.FlagSet, args []string) (Options, er
 		return Options{}, err
 	}
 	if fs.NArg() > 0 {
-		return Options{}, cli.Usagef("%s takes no arguments, got %q", fs.Name(), fs.Args())
+		_, verb, _ := strings.Cut(fs.Name(), " ")
+		return Options{}, cli.Usagef("%s takes no arguments, got %q", verb, fs.Args())
 	}
 	dir := *root
 	if !filepath.IsAbs(dir) {

@@ -36,7 +36,7 @@ func analyzeHotspots(ctx context.Context, c *Context, args []string) error {
 		return cli.Usagef("--format is text, markdown or json, not %q", *format)
 	}
 	if fs.NArg() != 1 {
-		return cli.Usagef("flameox analyze hotspots needs one RUN_OR_ARTIFACT")
+		return cli.Usagef("analyze hotspots needs one RUN_OR_ARTIFACT")
 	}
 	req.Input = fs.Arg(0)
 	ws, err := c.workspace()
@@ -258,7 +258,7 @@ func stacksEdges(callers bool) func(ctx context.Context, c *Context, args []stri
 			return err
 		}
 		if fs.NArg() != 2 {
-			return cli.Usagef("flameox %s needs RUN_OR_ARTIFACT and a FRAME_ID or a regexp of function names", name)
+			return cli.Usagef("%s needs RUN_OR_ARTIFACT and a FRAME_ID or a regexp of function names", name)
 		}
 		req.Input, req.FrameID = fs.Arg(0), fs.Arg(1)
 		ws, err := c.workspace()
@@ -303,7 +303,7 @@ func stacksExamples(ctx context.Context, c *Context, args []string) error {
 		return err
 	}
 	if fs.NArg() != 2 {
-		return cli.Usagef("flameox stacks examples needs RUN_OR_ARTIFACT and a FRAME_ID or a regexp of function names")
+		return cli.Usagef("stacks examples needs RUN_OR_ARTIFACT and a FRAME_ID or a regexp of function names")
 	}
 	req.Input, req.FrameID = fs.Arg(0), fs.Arg(1)
 	ws, err := c.workspace()
@@ -367,7 +367,7 @@ func openCmd(ctx context.Context, c *Context, args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return cli.Usagef("flameox open needs one RUN_OR_ARTIFACT (a run id opens the profile its analyses read)")
+		return cli.Usagef("open needs one RUN_OR_ARTIFACT (a run id opens the profile its analyses read)")
 	}
 	if *launch && c.JSON {
 		return fault.New(fault.ExecutionRefused, "--launch runs an interactive viewer and cannot be combined with --json").

@@ -54,7 +54,7 @@ func workloadShow(ctx context.Context, c *Context, args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return cli.Usagef("flameox workload show needs exactly one NAME")
+		return cli.Usagef("workload show needs exactly one NAME")
 	}
 	ws, err := c.workspace()
 	if err != nil {
@@ -74,7 +74,7 @@ func workloadApprove(ctx context.Context, c *Context, args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return cli.Usagef("flameox workload approve needs exactly one NAME")
+		return cli.Usagef("workload approve needs exactly one NAME")
 	}
 	ws, err := c.workspace()
 	if err != nil {
@@ -123,7 +123,7 @@ func (c *Context) captureRequest(name string, args []string, quiet *bool) (*capt
 		return nil, err
 	}
 	if fs.NArg() != 1 || f.workload == "" {
-		return nil, cli.Usagef("flameox %s needs ADAPTER and --workload NAME", name)
+		return nil, cli.Usagef("%s needs ADAPTER and --workload NAME", name)
 	}
 	params, err := workload.ParseParameterArgs(f.parameters)
 	if err != nil {

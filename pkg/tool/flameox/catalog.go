@@ -139,7 +139,7 @@ func evidenceGet(ctx context.Context, c *Context, args []string) error {
 		return err
 	}
 	if fs.NArg() != 2 {
-		return cli.Usagef("flameox evidence get needs TYPE and ID (types: %v)", query.RefTypes())
+		return cli.Usagef("evidence get needs TYPE and ID (types: %v)", query.RefTypes())
 	}
 	ws, err := c.workspace()
 	if err != nil {

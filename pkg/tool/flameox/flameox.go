@@ -157,9 +157,9 @@ func groupHelp(env *cli.Env, group string, verbs []*Command, args []string) erro
 	case asked:
 		return nil
 	case len(args) == 0:
-		return cli.Usagef("flameox %s needs a verb: %s", group, strings.Join(names, ", "))
+		return cli.Usagef("%s needs a verb: %s", group, strings.Join(names, ", "))
 	}
-	return fault.New(fault.InvalidArguments, "flameox %s has no verb %q; its verbs are %s", group, args[0], strings.Join(names, ", ")).
+	return fault.New(fault.InvalidArguments, "%s has no verb %q; its verbs are %s", group, args[0], strings.Join(names, ", ")).
 		Fix("Run 'flameox " + group + " --help' for the list.")
 }
 

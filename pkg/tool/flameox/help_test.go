@@ -36,7 +36,7 @@ func TestGroupHelp(t *testing.T) {
 		want   []string
 	}{
 		{[]string{"analyze", "--help"}, 0, "stdout", []string{"usage: flameox analyze", "analyze hotspots"}},
-		{[]string{"analyze"}, 2, "stderr", []string{"analyze hotspots", "flameox analyze needs a verb: hotspots"}},
+		{[]string{"analyze"}, 2, "stderr", []string{"analyze hotspots", "flameox: INVALID_ARGUMENTS: analyze needs a verb: hotspots"}},
 		{[]string{"runs"}, 2, "stderr", []string{"runs list", "runs show", "needs a verb: list, show"}},
 		{[]string{"runs", "-h"}, 0, "stdout", []string{"runs list", "runs show"}},
 		{[]string{"help", "runs"}, 0, "stdout", []string{"runs list", "runs show"}},

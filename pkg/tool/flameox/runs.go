@@ -27,7 +27,7 @@ func importCmd(ctx context.Context, c *Context, args []string) error {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return cli.Usagef("flameox import needs at least one PATH")
+		return cli.Usagef("import needs at least one PATH")
 	}
 	ws, err := c.workspace()
 	if err != nil {
@@ -288,7 +288,7 @@ func runsShow(ctx context.Context, c *Context, args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return cli.Usagef("flameox runs show needs exactly one RUN_ID")
+		return cli.Usagef("runs show needs exactly one RUN_ID")
 	}
 	ws, err := c.workspace()
 	if err != nil {
@@ -449,7 +449,7 @@ func artifactsShow(ctx context.Context, c *Context, args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return cli.Usagef("flameox artifacts show needs exactly one ARTIFACT_ID")
+		return cli.Usagef("artifacts show needs exactly one ARTIFACT_ID")
 	}
 	ws, err := c.workspace()
 	if err != nil {
@@ -480,7 +480,7 @@ func runsOutput(ctx context.Context, c *Context, args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return cli.Usagef("flameox runs output needs exactly one RUN_ID")
+		return cli.Usagef("runs output needs exactly one RUN_ID")
 	}
 	ws, err := c.workspace()
 	if err != nil {

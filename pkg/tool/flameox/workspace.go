@@ -20,7 +20,7 @@ func initCmd(ctx context.Context, c *Context, args []string) error {
 		return err
 	}
 	if fs.NArg() > 1 {
-		return cli.Usagef("flameox init takes at most one PATH")
+		return cli.Usagef("init takes at most one PATH")
 	}
 	root := c.Dir
 	if fs.NArg() == 1 {

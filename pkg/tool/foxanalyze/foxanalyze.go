@@ -63,7 +63,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 		res, err = analysis.Hotspots(ctx, ws, req)
 	case "callers", "callees", "examples":
 		if fs.NArg() != 2 {
-			return cli.Usagef("fox-analyze %s needs INPUT and a FRAME_ID or a regexp of function names", verb)
+			return cli.Usagef("%s needs INPUT and a FRAME_ID or a regexp of function names", verb)
 		}
 		if req.Focus != "" || req.Ignore != "" {
 			return cli.Usagef("--focus and --ignore filter hotspots only")
@@ -97,7 +97,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 // inputOf returns the INPUT argument, reading records from stdin for "-".
 func inputOf(env *cli.Env, fs *pflag.FlagSet) (string, error) {
 	if fs.NArg() < 1 {
-		return "", cli.Usagef("fox-analyze needs INPUT (a run id, an artifact id, or - for records on stdin)")
+		return "", cli.Usagef("missing INPUT (a run id, an artifact id, or - for records on stdin)")
 	}
 	if fs.Arg(0) != "-" {
 		return fs.Arg(0), nil

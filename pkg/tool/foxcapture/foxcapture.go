@@ -60,7 +60,7 @@ func importCmd(ctx context.Context, env *cli.Env, args []string) error {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return cli.Usagef("fox-capture import needs at least one PATH")
+		return cli.Usagef("import needs at least one PATH")
 	}
 	ws, err := workspace.Discover(env.Dir, wsDir)
 	if err != nil {
@@ -118,7 +118,7 @@ func captureCmd(ctx context.Context, env *cli.Env, verb string, args []string) e
 		return nil
 	}
 	if fs.NArg() != 1 || *name == "" {
-		return cli.Usagef("fox-capture %s needs ADAPTER and --workload NAME", verb)
+		return cli.Usagef("%s needs ADAPTER and --workload NAME", verb)
 	}
 	values, err := workload.ParseParameterArgs(*params)
 	if err != nil {

@@ -101,7 +101,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 		res, err = query.QueryMeasurements(ctx, ws, ms)
 	case "evidence":
 		if fs.NArg() != 2 {
-			return cli.Usagef("fox-catalog evidence needs TYPE and ID")
+			return cli.Usagef("evidence needs TYPE and ID")
 		}
 		kind = "query_result"
 		res, err = query.GetEvidence(ctx, ws, fs.Arg(0), fs.Arg(1))
