@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"context"
+	"github.com/flameox/flameox/pkg/corpus"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +18,7 @@ import (
 
 func newService(t *testing.T) *Service {
 	t.Helper()
-	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now(), firstCommit)
+	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now(), corpus.InitHead)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,6 +87,24 @@ func WriteCommit(root string, c Commit) error {
 	return err
 }
 
+// InitHead writes the first, empty commit of a new corpus and points HEAD
+// at it, returning the workspace-relative paths it created. Like SetHead,
+// only pkg/publish calls it outside tests (publish.FirstCommit;
+// pkg/internal/repocheck keeps it so).
+func InitHead(root string, now time.Time) ([]string, error) {
+	c, err := NewCommit(nil, nil, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteCommit(root, c); err != nil {
+		return nil, err
+	}
+	if err := SetHead(root, c.CommitID); err != nil {
+		return nil, err
+	}
+	return []string{"corpus/HEAD", "corpus/commits/" + strings.TrimPrefix(c.CommitID, "sha256:") + ".json"}, nil
+}
+
 // SetHead atomically points HEAD at id. It is the last step of every
 // publication.
 func SetHead(root, id string) error {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/flameox/flameox/pkg/corpus"
@@ -143,17 +142,7 @@ func Commit(ctx context.Context, ws *workspace.Workspace, st *Stage, files []cor
 // calls, under the write lock, when HEAD does not exist yet. It returns the
 // workspace-relative paths it created.
 func FirstCommit(root string, now time.Time) ([]string, error) {
-	c, err := corpus.NewCommit(nil, nil, now)
-	if err != nil {
-		return nil, err
-	}
-	if err := corpus.WriteCommit(root, c); err != nil {
-		return nil, err
-	}
-	if err := corpus.SetHead(root, c.CommitID); err != nil {
-		return nil, err
-	}
-	return []string{"corpus/HEAD", "corpus/commits/" + strings.TrimPrefix(c.CommitID, "sha256:") + ".json"}, nil
+	return corpus.InitHead(root, now)
 }
 
 // nextInventory removes superseded generations from head's inventory; each

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"github.com/flameox/flameox/pkg/corpus"
 	"os"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ import (
 
 func newWorkspace(t *testing.T) *workspace.Workspace {
 	t.Helper()
-	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now(), firstCommit)
+	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now(), corpus.InitHead)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 
 func initAt(t *testing.T, dir string) *InitResult {
 	t.Helper()
-	res, err := Init(context.Background(), dir, time.Now(), firstCommit)
+	res, err := Init(context.Background(), dir, time.Now(), corpus.InitHead)
 	if err != nil {
 		t.Fatal(err)
 	}
