@@ -2,9 +2,6 @@ package repocheck
 
 import (
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,58 +11,23 @@ import (
 const rootModule = "github.com/flameox/flameox"
 
 // rootFile is one parsed non-test Go file under cmd/ or pkg/.
-type rootFile struct {
-	rel     string // slash-separated, from the repository root
-	fset    *token.FileSet
-	ast     *ast.File
-	imports map[string]string // local name -> import path
-}
+type rootFile = goFile
 
-func (f rootFile) dir() string { return filepath.ToSlash(filepath.Dir(f.rel)) }
+func (f goFile) dir() string { return filepath.ToSlash(filepath.Dir(f.rel)) }
 
-func (f rootFile) line(n ast.Node) string {
+func (f goFile) line(n ast.Node) string {
 	return f.rel + ":" + strconv.Itoa(f.fset.Position(n.Pos()).Line)
 }
 
-// rootFiles parses the production code: every non-test .go file under cmd/
+// rootFiles is the production code: every non-test .go file under cmd/
 // and pkg/ (testdata excluded). Tests may build what they like.
 func rootFiles(t *testing.T) []rootFile {
 	t.Helper()
 	var files []rootFile
-	for _, top := range []string{"cmd", "pkg"} {
-		err := filepath.WalkDir(filepath.Join(root, top), func(p string, d fs.DirEntry, err error) error {
-			switch {
-			case err != nil:
-				return err
-			case d.IsDir() && d.Name() == "testdata":
-				return filepath.SkipDir
-			case d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go"):
-				return nil
-			}
-			fset := token.NewFileSet()
-			a, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(root, p)
-			f := rootFile{rel: filepath.ToSlash(rel), fset: fset, ast: a, imports: map[string]string{}}
-			for _, im := range a.Imports {
-				path, _ := strconv.Unquote(im.Path.Value)
-				name := path[strings.LastIndex(path, "/")+1:]
-				if im.Name != nil {
-					name = im.Name.Name
-				}
-				f.imports[name] = path
-			}
+	for _, f := range goFiles(t) {
+		if !f.test {
 			files = append(files, f)
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
-	}
-	if len(files) == 0 {
-		t.Fatal("no Go files found")
 	}
 	return files
 }
@@ -128,7 +90,7 @@ func TestServicesBuiltOnce(t *testing.T) {
 
 // names reports whether e names the type typ of the package in directory
 // pkg: typ inside that package, pkg.typ outside it.
-func (f rootFile) names(e ast.Expr, pkg, typ string) bool {
+func (f goFile) names(e ast.Expr, pkg, typ string) bool {
 	switch e := e.(type) {
 	case *ast.Ident:
 		return f.dir() == pkg && e.Name == typ
