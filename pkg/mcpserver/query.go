@@ -31,6 +31,9 @@ func (s *server) addQueryTools() {
 	addTool(s, &mcp.Tool{Name: "query_measurements",
 		Description: "Raw benchmark/test values with units (one per repetition, no statistics), by run, workload, parameters, subject or name.",
 		Annotations: readOnly("Query measurements")}, s.queryMeasurements, limitSchema(listLimit))
+	addTool(s, &mcp.Tool{Name: "summarize_measurements",
+		Description: "A run's benchmarks per metric as benchstat sees them: n, median ± 95% interval, min, max, IQR, warnings (few values, wide spread).",
+		Annotations: readOnly("Summarize measurements")}, s.summarizeMeasurements, limitSchema(listLimit))
 	addTool(s, &mcp.Tool{Name: "get_evidence",
 		Description: "One typed piece of evidence by type and id (run, artifact, generation, analysis, finding, ...).",
 		Annotations: readOnly("Get evidence")}, s.getEvidence, enum("type", query.RefTypes()...))
@@ -150,6 +153,28 @@ func (s *server) queryMeasurements(ctx context.Context, _ *mcp.CallToolRequest, 
 		return nil, "", err
 	}
 	return res, pageText("measurement(s)", res.Returned, res.Total, res.Truncated, res.Cursor), nil
+}
+
+func (s *server) summarizeMeasurements(ctx context.Context, _ *mcp.CallToolRequest, in query.SummaryRequest) (*query.MeasurementSummary, string, error) {
+	ws, err := s.workspace()
+	if err != nil {
+		return nil, "", err
+	}
+	if in.Limit == 0 {
+		in.Limit = listLimit
+	}
+	res, err := query.SummarizeMeasurements(ctx, ws, in)
+	if err != nil {
+		return nil, "", err
+	}
+	warned := 0
+	for _, r := range res.Rows {
+		if len(r.Warnings) > 0 {
+			warned++
+		}
+	}
+	return res, pageText("benchmark metric(s)", res.Returned, res.Total, res.Truncated, res.Cursor) +
+		fmt.Sprintf(", %d with warnings", warned), nil
 }
 
 type evidenceInput struct {

@@ -37,7 +37,7 @@ func TestToolsListBudget(t *testing.T) {
 }
 
 // TestReadingToolsAreReadOnly: every tool that reads (get_, list_,
-// analyze_, query_) says so, so hosts never ask for approval to read;
+// analyze_, query_, summarize_) says so, so hosts never ask for approval to read;
 // recording an analysis is its own, additive tool.
 func TestReadingToolsAreReadOnly(t *testing.T) {
 	c := connect(t, project(t), nil)
@@ -48,7 +48,7 @@ func TestReadingToolsAreReadOnly(t *testing.T) {
 	seen := map[string]bool{}
 	for _, tool := range tools.Tools {
 		seen[tool.Name] = true
-		for _, prefix := range []string{"get_", "list_", "analyze_", "query_"} {
+		for _, prefix := range []string{"get_", "list_", "analyze_", "query_", "summarize_"} {
 			if strings.HasPrefix(tool.Name, prefix) {
 				if a := tool.Annotations; a == nil || !a.ReadOnlyHint || !a.IdempotentHint {
 					t.Errorf("%s reads but is not annotated readOnlyHint and idempotentHint: %+v", tool.Name, a)

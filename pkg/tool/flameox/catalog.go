@@ -107,7 +107,7 @@ func renderMeasurements(w io.Writer, res *query.MeasurementList) {
 	}
 	footer(w, res.Returned, res.Total, res.Truncated, res.Cursor)
 	if bench {
-		fmt.Fprintln(w, "benchmark values are raw, one row per repetition; flameox computes no medians or comparisons yet")
+		fmt.Fprintln(w, "benchmark values are raw, one row per repetition; medians and their spread: flameox measurements summary RUN_ID")
 	}
 }
 

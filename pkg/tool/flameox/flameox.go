@@ -63,6 +63,7 @@ func Commands() []*Command {
 		{Name: "stacks examples", Args: "RUN_OR_ARTIFACT FRAME_OR_REGEXP", Summary: "the heaviest stored stacks through a frame", MCPTool: "get_stack_examples", Run: stacksExamples},
 		{Name: "open", Args: "RUN_OR_ARTIFACT [--launch]", Summary: "the native viewer command for an artifact or a run's profile, on a free local port (--launch runs it)", MCPTool: "get_native_viewer_plan", Run: openCmd},
 		{Name: "measurements query", Summary: "raw measured values in their units, sorted by subject (benchmark) and value index; filter by run, workload, --parameter KEY=VALUE, --subject", MCPTool: "query_measurements", Run: measurementsQuery},
+		{Name: "measurements summary", Args: "RUN_ID", Summary: "per benchmark and metric: n, median with benchstat's 95% interval, min, max, IQR, and warnings when n is small or the spread wide", MCPTool: "summarize_measurements", Run: measurementsSummary},
 		{Name: "evidence get", Args: "TYPE ID", Summary: "one typed piece of evidence (run, artifact, generation, analysis, ...)", MCPTool: "get_evidence", Run: evidenceGet},
 		{Name: "catalog rebuild", Summary: "rebuild catalog.duckdb from the corpus", CLIOnly: "administrative: replaces a workspace file; queries never need it", Run: catalogRebuild},
 		{Name: "catalog validate", Summary: "check catalog.duckdb holds only what flameox puts there", MCPTool: "validate_catalog", Run: catalogValidate},

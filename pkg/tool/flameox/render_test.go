@@ -136,7 +136,7 @@ func TestRenderers(t *testing.T) {
 		{"runs-show-import", render(func(w *bytes.Buffer) { renderRun(w, imported) }),
 			[]string{"imported    gobench.heap (by cli)", "reason      quarantined: ARTIFACT_PARSE_FAILED"}, []string{"process"}},
 		{"measurements", render(func(w *bytes.Buffer) { renderMeasurements(w, meas) }),
-			[]string{"run     " + runA, "worker  example.com/reversescan", "220.0µs/op", "225.3µs/op", "1.173 MiB/s", "3 allocs/op", "16.00 B/op", "DirectSum/n=131072", "no medians"},
+			[]string{"run     " + runA, "worker  example.com/reversescan", "220.0µs/op", "225.3µs/op", "1.173 MiB/s", "3 allocs/op", "16.00 B/op", "DirectSum/n=131072", "flameox measurements summary RUN_ID"},
 			[]string{"0.00022002500000000002", "WORKER", "WARMUP"}},
 		{"measurements-mixed", render(func(w *bytes.Buffer) { renderMeasurements(w, mixed) }),
 			[]string{"RUN", "21.00 MiB", "1.500s", "12.30ms", "warmup", "WORKER", "RUN#", "more with --cursor CURSOR"}, nil},
