@@ -99,14 +99,18 @@ const measurementFilters = `($1 = '' OR m.run_id = $1) AND ($2 = '' OR m.artifac
           AND NOT EXISTS (SELECT 1 FROM (SELECT unnest($7::VARCHAR[]) AS kv) p
                 WHERE r.workload_parameters[split_part(p.kv, '=', 1)] IS DISTINCT FROM substr(p.kv, strpos(p.kv, '=') + 1))))`
 
+// unitRank orders units as `go test -bench` prints them: time,
+// throughput, bytes, allocations, then the rest.
+const unitRank = `CASE WHEN m.unit = 'sec' OR m.unit LIKE 'sec/%' OR m.unit IN ('ns', 'nanoseconds') THEN 0 WHEN m.unit LIKE 'B/s%' THEN 1
+       WHEN m.unit = 'B/op' THEN 2 WHEN m.unit = 'allocs/op' THEN 3 ELSE 4 END`
+
 // measurementOrder sorts by what was measured, then where it sits in the
 // raw hierarchy; measurement_id makes the order total, so offsets page
 // exactly at one commit (the cursor is bound to it). Within a subject,
 // units come in `go test -bench` order (time, throughput, bytes, allocs),
 // then by name.
 const measurementOrder = `coalesce(m.subject, ''),
-  CASE WHEN m.unit = 'sec' OR m.unit LIKE 'sec/%' OR m.unit IN ('ns', 'nanoseconds') THEN 0 WHEN m.unit LIKE 'B/s%' THEN 1
-       WHEN m.unit = 'B/op' THEN 2 WHEN m.unit = 'allocs/op' THEN 3 ELSE 4 END,
+  ` + unitRank + `,
   m.name, m.run_id, coalesce(m.worker_id, ''), coalesce(m.worker_run_index, -1), coalesce(m.value_index, -1),
   m.is_warmup DESC, m.measurement_id`
 
@@ -141,11 +145,9 @@ func QueryMeasurements(ctx context.Context, ws *workspace.Workspace, req Measure
 		if err != nil {
 			return nil, err
 		}
-		offset := int64(0)
-		if key != nil {
-			if offset, err = strconv.ParseInt(key[0], 10, 64); err != nil || offset < 0 {
-				return nil, fault.New(fault.InvalidArguments, "the cursor is not valid (key)")
-			}
+		offset, err := offsetOf(key)
+		if err != nil {
+			return nil, err
 		}
 		fargs := []any{req.RunID, req.ArtifactID, req.NamePrefix, req.IncludeWarmups, req.Subject, req.Workload, parameterPairs(req.Parameters)}
 		res := &MeasurementList{SchemaVersion: 1, Query: qMeasurements.ID(), CorpusCommitID: s.Commit(), Measurements: []Measurement{}}
@@ -193,4 +195,17 @@ func QueryMeasurements(ctx context.Context, ws *workspace.Workspace, req Measure
 		res.Total, err = count(ctx, s, qMeasurementsCount, fargs)
 		return res, err
 	})
+}
+
+// offsetOf is the row offset an offset-keyed cursor resumes at (0 for
+// the first page).
+func offsetOf(key []string) (int64, error) {
+	if key == nil {
+		return 0, nil
+	}
+	offset, err := strconv.ParseInt(key[0], 10, 64)
+	if err != nil || offset < 0 {
+		return 0, fault.New(fault.InvalidArguments, "the cursor is not valid (key)")
+	}
+	return offset, nil
 }

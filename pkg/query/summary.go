@@ -87,8 +87,7 @@ SELECT coalesce(m.worker_id, ''), coalesce(m.subject, ''), m.name, m.unit,
 FROM measurements_current m
 WHERE ` + summaryFilters + `
 GROUP BY 1, 2, 3, 4
-ORDER BY 1, 2, CASE WHEN m.unit = 'sec' OR m.unit LIKE 'sec/%' THEN 0 WHEN m.unit LIKE 'B/s%' THEN 1
-       WHEN m.unit = 'B/op' THEN 2 WHEN m.unit = 'allocs/op' THEN 3 ELSE 4 END, 3, 4
+ORDER BY 1, 2, ` + unitRank + `, 3, 4
 LIMIT $5 OFFSET $6`}
 	qSummaryCount = catalog.Query{Name: "measurements.summary_count", Version: "1", SQL: `
 SELECT count(*) FROM (SELECT 1 FROM measurements_current m WHERE ` + summaryFilters + ` GROUP BY coalesce(m.worker_id, ''), coalesce(m.subject, ''), m.name, m.unit)`}
@@ -112,11 +111,9 @@ func SummarizeMeasurements(ctx context.Context, ws *workspace.Workspace, req Sum
 		if err != nil {
 			return nil, err
 		}
-		offset := int64(0)
-		if key != nil {
-			if offset, err = strconv.ParseInt(key[0], 10, 64); err != nil || offset < 0 {
-				return nil, fault.New(fault.InvalidArguments, "the cursor is not valid (key)")
-			}
+		offset, err := offsetOf(key)
+		if err != nil {
+			return nil, err
 		}
 		fargs := []any{req.RunID, req.Subject, req.NamePrefix, req.IncludeWarmups}
 		res := &MeasurementSummary{SchemaVersion: 1, Query: qSummary.ID(), CorpusCommitID: s.Commit(), RunID: req.RunID, Rows: []SummaryRow{}}
@@ -146,7 +143,8 @@ func SummarizeMeasurements(ctx context.Context, ws *workspace.Workspace, req Sum
 		}
 		res.Returned = len(res.Rows)
 		if res.Truncated {
-			want.Key = []string{strconv.FormatInt(offset+int64(limit), 10)}
+			last := res.Rows[len(res.Rows)-1]
+			want.Key = []string{strconv.FormatInt(offset+int64(limit), 10), last.Subject + " " + last.Name}
 			res.Cursor = cursor.Encode(want)
 		}
 		res.Total, err = count(ctx, s, qSummaryCount, fargs)
