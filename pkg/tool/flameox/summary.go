@@ -81,8 +81,8 @@ func renderSummary(w io.Writer, res *query.MeasurementSummary) {
 			fmt.Fprintln(tw, strings.Join(row, "\t"))
 		}
 		tw.Flush()
-		for _, line := range strings.SplitAfter(table.String(), "\n") {
-			io.WriteString(w, strings.TrimRight(line, " \n")+strings.Repeat("\n", strings.Count(line, "\n")))
+		for _, line := range strings.Split(strings.TrimSuffix(table.String(), "\n"), "\n") {
+			fmt.Fprintln(w, strings.TrimRight(line, " ")) // an empty NOTE column leaves padding
 		}
 	}
 	for i, note := range notes {
