@@ -100,6 +100,8 @@ func newServer(opts Options) *server {
 	s.addRecordTools()
 	s.addJobTools()
 	s.addProposeTool()
+	s.addInquiryTools()
+	s.addExperimentTools()
 	s.addPrompts()
 	s.addResources()
 	return s

@@ -73,6 +73,8 @@ func Commands() []*Command {
 		{Name: "mcp inspect", Args: "[--json]", Summary: "every MCP tool's schemas and annotations, the resources and the instructions", CLIOnly: "describes the MCP server itself", Run: mcpCmd("inspect")},
 		{Name: "version", Summary: "print the flameox version", CLIOnly: "the MCP initialize reply already carries the server version", Run: versionCmd},
 	}
+	cmds = append(cmds, inquiryCommands()...)
+	cmds = append(cmds, experimentCommands()...)
 	return cmds
 }
 

@@ -1,0 +1,4 @@
+package mcpserver
+
+// addExperimentTools registers the experiment tools.
+func (s *server) addExperimentTools() {}

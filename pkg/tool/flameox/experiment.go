@@ -1,0 +1,4 @@
+package flameox
+
+// experimentCommands are the experiment group.
+func experimentCommands() []*Command { return nil }

@@ -1,0 +1,4 @@
+package flameox
+
+// inquiryCommands are the investigations, hypotheses and run-sets groups.
+func inquiryCommands() []*Command { return nil }
