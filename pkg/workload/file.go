@@ -67,8 +67,9 @@ func (p *rawParameter) UnmarshalTOML(v any) error {
 }
 
 type rawOracle struct {
-	Strength *string  `toml:"strength"`
-	Argv     []string `toml:"argv"`
+	Strength  *string  `toml:"strength"`
+	Argv      []string `toml:"argv"`
+	Tolerance *float64 `toml:"tolerance"`
 }
 
 var (

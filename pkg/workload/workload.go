@@ -47,9 +47,13 @@ type Workload struct {
 }
 
 // Oracle is the validation command run after a successful capture.
+// Tolerance applies to cross_treatment_equivalence: the largest relative
+// difference allowed between the numbers two treatments' oracles print
+// (0: their outputs must be equal).
 type Oracle struct {
-	Strength string   `json:"strength"`
-	Argv     []string `json:"argv"`
+	Strength  string   `json:"strength"`
+	Argv      []string `json:"argv"`
+	Tolerance float64  `json:"tolerance,omitempty"`
 }
 
 // Definition is a workload's canonical form: what `flameox workload show
@@ -91,7 +95,7 @@ func (w *Workload) Canonical() Definition {
 			Default: p.Default, values: slices.Clone(p.values), lo: p.lo, hi: p.hi})
 	}
 	if w.Oracle != nil {
-		d.Oracle = &Oracle{Strength: w.Oracle.Strength, Argv: slices.Clone(w.Oracle.Argv)}
+		d.Oracle = &Oracle{Strength: w.Oracle.Strength, Argv: slices.Clone(w.Oracle.Argv), Tolerance: w.Oracle.Tolerance}
 	}
 	return d
 }
@@ -245,6 +249,15 @@ func buildWorkload(path, name string, raw *rawWorkload) (*Workload, error) {
 		}
 		if w.oracleArgv, err = argv(key+".oracle.argv", o.Argv); err != nil {
 			return nil, err
+		}
+		if o.Tolerance != nil {
+			if w.Oracle.Strength != StrengthCrossTreatment {
+				return nil, invalid(path, key+".oracle.tolerance", "applies only to strength %s", StrengthCrossTreatment)
+			}
+			if t := *o.Tolerance; !(t >= 0 && t <= 1) {
+				return nil, invalid(path, key+".oracle.tolerance", "must be a relative difference in [0, 1]")
+			}
+			w.Oracle.Tolerance = *o.Tolerance
 		}
 	}
 	if w.id, err = digest.Of(w.Canonical()); err != nil {
