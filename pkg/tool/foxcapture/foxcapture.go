@@ -33,7 +33,9 @@ Verbs:
   import PATH...                                            import existing artifacts, one new run each
   plan ADAPTER --workload NAME [--parameters K=V,...|JSON]  print the capture plan (one capture_plan record)
   run ADAPTER --workload NAME [--parameters K=V,...|JSON]   capture an approved workload (one run record)
-  recover                                                   close runs whose owner is provably gone (one recovery record)`
+  recover                                                   close runs whose owner is provably gone (one recovery record)
+  experiment plan NAME --adapter A                          print every trial of a declared experiment (one experiment_plan record)
+  experiment run NAME --adapter A                           run every trial: experiment, variant, run, trial records, then experiment_run`
 
 // Run is fox-capture's entry point.
 func Run(ctx context.Context, env *cli.Env, args []string) error {
@@ -46,6 +48,8 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 		return importCmd(ctx, env, args[1:])
 	case "plan", "run", "recover":
 		return captureCmd(ctx, env, args[0], args[1:])
+	case "experiment":
+		return experimentCmd(ctx, env, args[1:])
 	}
 	return cli.Usagef("unknown verb %q", args[0])
 }
