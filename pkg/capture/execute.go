@@ -90,6 +90,7 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 		Workload: &run.WorkloadInfo{Name: pre.wl.Name, DefinitionID: pre.wl.DefinitionID(), InstanceID: pre.inst.InstanceID,
 			Parameters: pre.inst.Parameters, Adapter: pre.ad.Name(), Collector: pre.plan.Capability.Adapter,
 			CollectorVersion: pre.plan.Capability.Version},
+		Trial: req.Trial,
 	}
 	if pre.plan.Oracle != nil || pre.checker() != nil {
 		m.ValidationStatus = run.ValidationPending

@@ -44,8 +44,10 @@ type ExperimentRequest struct {
 // are recorded unattempted).
 type ExperimentSink struct {
 	Declared func(bodies []any) error
-	Ran      func(res *Result) error
-	Trials   func(trials []inquiry.Trial) error
+	// Ran may replace res.Run with a later revision (a run quarantined
+	// when its publication failed).
+	Ran    func(res *Result) error
+	Trials func(trials []inquiry.Trial) error
 	// Trial, when set, hears each trial as it starts (for progress).
 	Trial func(t experiment.Trial, of int)
 }
@@ -199,7 +201,8 @@ func (s *Service) RunExperiment(ctx context.Context, req ExperimentRequest, sink
 				if sink.Trial != nil {
 					sink.Trial(t, len(p.Trials))
 				}
-				out, err = s.Execute(ctx, PlanRequest{Adapter: req.Adapter, Workload: p.Workload, Parameters: anyMap(t.Parameters), ForMCP: req.ForMCP})
+				place := &run.TrialInfo{ExperimentID: tr.ExperimentID, TrialID: tr.TrialID, VariantID: tr.VariantID, BlockID: tr.BlockID, OrderInBlock: *tr.OrderInBlock}
+				out, err = s.Execute(ctx, PlanRequest{Adapter: req.Adapter, Workload: p.Workload, Parameters: anyMap(t.Parameters), ForMCP: req.ForMCP, Trial: place})
 				var ab *Abandoned
 				switch {
 				case errors.As(err, &ab):
@@ -210,16 +213,18 @@ func (s *Service) RunExperiment(ctx context.Context, req ExperimentRequest, sink
 					tr.ExclusionReason = fault.As(err).Message
 				}
 				if out != nil {
-					tr.RunID = out.Run.RunID
-					tr.Outcome, tr.FailureClass = trialOutcome(out.Run)
-					tr.ValidationStatus = out.Run.ValidationStatus
-					if tr.ExclusionReason == "" && tr.Outcome != inquiry.TrialSucceeded {
-						tr.ExclusionReason = "the run ended " + out.Run.ExecutionStatus + ", validation " + out.Run.ValidationStatus
-					}
+					// The sink publishes the run first: publication may
+					// quarantine it, and the trial records what became of it.
 					if sink.Ran != nil {
 						if err := sink.Ran(out); err != nil {
 							stop, res.Status = err, ExperimentStopped
 						}
+					}
+					tr.RunID = out.Run.RunID
+					tr.Outcome, tr.FailureClass = trialOutcome(out.Run)
+					tr.ValidationStatus = out.Run.ValidationStatus
+					if tr.ExclusionReason == "" && tr.Outcome != inquiry.TrialSucceeded {
+						tr.ExclusionReason = "the run ended " + out.Run.ExecutionStatus + ", capture " + out.Run.CaptureStatus + ", validation " + out.Run.ValidationStatus
 					}
 				}
 				if tr.Outcome == inquiry.TrialCancelled && stop == nil {
@@ -259,7 +264,7 @@ var errExperimentCancelled = errors.New("the experiment was cancelled before thi
 // the experiment when one cannot run. It returns the workload.
 func (s *Service) checkCombinations(ctx context.Context, req ExperimentRequest, p *experiment.Plan) (*workload.Workload, error) {
 	var wl *workload.Workload
-	for _, c := range experiment.Combinations(p.Factors) {
+	for _, c := range experiment.Cells(p) {
 		pre, err := s.prepare(ctx, PlanRequest{Adapter: req.Adapter, Workload: p.Workload, Parameters: anyMap(c), ForMCP: req.ForMCP}, OutputPlaceholder)
 		if err != nil {
 			return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/flameox/flameox/pkg/contain"
 	"github.com/flameox/flameox/pkg/digest"
 	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workload"
 )
 
@@ -25,6 +26,8 @@ type PlanRequest struct {
 	// ForMCP marks a capture requested by an agent (containment policy
 	// required_for_mcp applies).
 	ForMCP bool `json:"-"`
+	// Trial, when set, places the run in an experiment (run.Manifest.Trial).
+	Trial *run.TrialInfo `json:"-"`
 	// ExpectedDigest, when set, is the digest of a plan shown earlier:
 	// Execute refuses (INVALID_CAPTURE_PLAN) if the plan it is about to run
 	// binds anything else.

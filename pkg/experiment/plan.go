@@ -37,6 +37,12 @@ type Plan struct {
 	Generator          string            `json:"generator"`
 	TreatmentParameter string            `json:"treatment_parameter"`
 	Factors            []workload.Factor `json:"factors"`
+	// Combinations are what every block runs once: cartesian (less the
+	// excluded) or explicit.
+	CombinationMode string              `json:"combinations"`
+	Exclude         []map[string]string `json:"exclude,omitempty"`
+	Include         []map[string]string `json:"include,omitempty"`
+	Cells           int                 `json:"combinations_per_block"`
 	Variants           []string          `json:"variants"`
 	PrimaryMetric      string            `json:"primary_metric"`
 	Polarity           string            `json:"polarity"`
@@ -65,12 +71,15 @@ type Trial struct {
 	// Seed is the PCG stream the block's order came from:
 	// (random_seed, block).
 	Seed [2]uint64 `json:"seed"`
+
+	cell int // index in Cells
 }
 
 // PlanFor plans experiment e of workload w for adapter. Every block holds
-// every factor combination exactly once; in a randomized_complete_blocks
-// design its order is shuffled from (random_seed, block), in fixed_order
-// it is the declaration order (treatment values slowest).
+// every factor combination (e.Cells) exactly once; in a
+// randomized_complete_blocks design its order is shuffled from
+// (random_seed, block), in fixed_order it is the declaration order
+// (treatment values slowest).
 func PlanFor(e *workload.Experiment, w *workload.Workload, adapter, investigationID, hypothesisID string) (*Plan, error) {
 	if e.Workload != w.Name {
 		return nil, fault.New(fault.InvalidArguments, "experiment %s runs workload %s, not %s", e.Name, e.Workload, w.Name)
@@ -79,6 +88,7 @@ func PlanFor(e *workload.Experiment, w *workload.Workload, adapter, investigatio
 		InvestigationID: investigationID, HypothesisID: hypothesisID, Design: e.Design, Blocks: e.Blocks,
 		RandomSeed: e.RandomSeed, Generator: Generator, TreatmentParameter: e.TreatmentParameter,
 		Factors: slices.Clone(e.Factors), Variants: slices.Clone(e.Variants()), PrimaryMetric: e.PrimaryMetric,
+		CombinationMode: e.CombinationMode, Exclude: e.Exclude, Include: e.Include, Cells: e.Combinations(),
 		Polarity: e.Polarity, Estimand: e.Estimand, PracticalThreshold: e.PracticalThreshold,
 		ConfidenceLevel: e.ConfidenceLevel, MaxTrials: e.MaxTrials, Trials: []Trial{}}
 	if w.Oracle != nil {
@@ -91,7 +101,7 @@ func PlanFor(e *workload.Experiment, w *workload.Workload, adapter, investigatio
 		return nil, fault.Wrap(fault.InternalError, err, "digest the experiment design")
 	}
 	p.DesignID = id
-	combos := Combinations(e.Factors)
+	combos := e.Cells()
 	if n := len(combos) * e.Blocks; n > e.MaxTrials {
 		return nil, fault.New(fault.InvalidArguments, "experiment %s has %d trials, over its max_trials %d", e.Name, n, e.MaxTrials)
 	}
@@ -112,7 +122,7 @@ func PlanFor(e *workload.Experiment, w *workload.Workload, adapter, investigatio
 		}
 		for pos, ci := range order {
 			p.Trials = append(p.Trials, Trial{Index: len(p.Trials) + 1, Block: b, BlockID: BlockID(b), OrderInBlock: pos + 1,
-				Variant: combos[ci][e.Factors[0].Parameter], Parameters: combos[ci], CombinationID: ids[ci], Seed: seed})
+				Variant: combos[ci][e.Factors[0].Parameter], Parameters: combos[ci], CombinationID: ids[ci], Seed: seed, cell: ci})
 		}
 	}
 	return p, nil
@@ -121,23 +131,14 @@ func PlanFor(e *workload.Experiment, w *workload.Workload, adapter, investigatio
 // BlockID names block b (1-based).
 func BlockID(b int) string { return fmt.Sprintf("block-%03d", b) }
 
-// Combinations is the cartesian product of the factors, the first factor
-// varying slowest, each value in declaration order.
-func Combinations(factors []workload.Factor) []map[string]string {
-	out := []map[string]string{{}}
-	for _, f := range factors {
-		next := make([]map[string]string, 0, len(out)*len(f.Values))
-		for _, c := range out {
-			for _, v := range f.Values {
-				m := make(map[string]string, len(c)+1)
-				for k, x := range c {
-					m[k] = x
-				}
-				m[f.Parameter] = v
-				next = append(next, m)
-			}
+// Cells are the factor combinations every block of plan p runs once, in
+// declaration order (workload.Experiment.Cells).
+func Cells(p *Plan) []map[string]string {
+	out := make([]map[string]string, p.Cells)
+	for _, t := range p.Trials {
+		if t.Block == 1 {
+			out[t.cell] = t.Parameters
 		}
-		out = next
 	}
 	return out
 }

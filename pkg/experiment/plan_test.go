@@ -136,3 +136,72 @@ func TestShuffleUniform(t *testing.T) {
 		}
 	}
 }
+
+// TestExcludeAndExplicit: excluded combinations never run; explicit ones
+// run exactly as listed; each block still holds each of them once.
+func TestExcludeAndExplicit(t *testing.T) {
+	head := `schema_version = 1
+[workloads.scan]
+argv = ["scan", "{impl}", "{n}"]
+[workloads.scan.parameters]
+impl = ["baseline", "candidate"]
+n = [1, 2, 3]
+[experiments.cmp]
+workload = "scan"
+factors = { impl = ["baseline", "candidate"], n = [1, 2, 3] }
+treatment_parameter = "impl"
+blocks = 3
+`
+	for _, tt := range []struct {
+		name, extra string
+		want        []string
+		err         string
+	}{
+		{"exclude", `exclude = [{impl = "candidate", n = 3}, {n = 1}]`, []string{"baseline/2", "baseline/3", "candidate/2"}, ""},
+		{"explicit", "combinations = \"explicit\"\ninclude = [{impl = \"candidate\", n = 3}, {impl = \"baseline\", n = 1}]", []string{"candidate/3", "baseline/1"}, ""},
+		{"unknown value", `exclude = [{n = 4}]`, nil, "not one of the factor's values"},
+		{"partial explicit", "combinations = \"explicit\"\ninclude = [{impl = \"candidate\"}]", nil, "must name every factor"},
+		{"everything excluded", `exclude = [{impl = "baseline"}, {impl = "candidate"}]`, nil, "excludes every combination"},
+		{"include without explicit", `include = [{impl = "baseline", n = 1}]`, nil, "needs combinations"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := workload.Parse(head+tt.extra+"\n", workload.FileName)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, _ := f.Experiment("cmp")
+			w, _ := f.Workload("scan")
+			p, err := experiment.PlanFor(e, w, "process", "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Trials) != 3*len(tt.want) || p.Cells != len(tt.want) {
+				t.Fatalf("%d trials (%d per block), want %d per block", len(p.Trials), p.Cells, len(tt.want))
+			}
+			var cells []string
+			for _, c := range experiment.Cells(p) {
+				cells = append(cells, c["impl"]+"/"+c["n"])
+			}
+			if !slices.Equal(cells, tt.want) {
+				t.Fatalf("cells %v, want %v", cells, tt.want)
+			}
+			for b := 1; b <= 3; b++ {
+				seen := map[string]bool{}
+				for _, tr := range p.Trials {
+					if tr.Block == b {
+						seen[tr.Parameters["impl"]+"/"+tr.Parameters["n"]] = true
+					}
+				}
+				if len(seen) != len(tt.want) {
+					t.Fatalf("block %d holds %v", b, seen)
+				}
+			}
+		})
+	}
+}

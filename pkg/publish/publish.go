@@ -6,6 +6,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/evidence/schema"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/record"
 	"github.com/flameox/flameox/pkg/run"
@@ -74,6 +75,7 @@ func (p *Publisher) PublishRuns(ctx context.Context, refs []RunRef) (*Result, er
 		if err != nil {
 			return nil, err
 		}
+		st.SetTrial(trialOf(m))
 		if err := rows.add(m); err != nil {
 			return nil, err
 		}
@@ -90,6 +92,7 @@ func (p *Publisher) PublishRuns(ctx context.Context, refs []RunRef) (*Result, er
 			meta.Extractions = append(meta.Extractions, ex...)
 		}
 	}
+	st.SetTrial(nil)
 	res, err := p.commit(ctx, st, meta, len(refs))
 	if err != nil {
 		return nil, err
@@ -155,4 +158,12 @@ func Records(root string, res *Result, runIDs []string) (corpus.GenerationRecord
 		Workspace: root, CommitID: res.CommitID, ParentCommitID: res.ParentID, GenerationID: res.GenerationID,
 	}
 	return g, c
+}
+
+// trialOf is the experiment placement of run m's measurements, or nil.
+func trialOf(m *run.Manifest) *schema.Trial {
+	if m.Trial == nil {
+		return nil
+	}
+	return &schema.Trial{TrialID: m.Trial.TrialID, VariantID: m.Trial.VariantID, BlockID: m.Trial.BlockID, OrderInBlock: m.Trial.OrderInBlock}
 }

@@ -29,6 +29,7 @@ type Stage struct {
 	extractor   schema.Common
 	files       map[string]*stagedFile
 	order       []string
+	trial       *schema.Trial
 }
 
 type stagedFile struct {
@@ -66,7 +67,17 @@ func (s *Stage) Table(t *schema.Table) (*schema.Writer, error) {
 	}
 	s.files[t.Name] = &stagedFile{table: t, f: f, w: w}
 	s.order = append(s.order, t.Name)
+	w.SetTrial(s.trial)
 	return w, nil
+}
+
+// SetTrial places the measurements written from now on in an experiment
+// trial (nil: none), in every table's writer (schema.Writer.SetTrial).
+func (s *Stage) SetTrial(t *schema.Trial) {
+	s.trial = t
+	for _, sf := range s.files {
+		sf.w.SetTrial(t)
+	}
 }
 
 // Rows counts the rows staged so far.

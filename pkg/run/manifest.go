@@ -36,7 +36,9 @@ type Manifest struct {
 	Import *ImportInfo `json:"import,omitempty"`
 	// Workload, Command, Containment, Process and Validation describe an
 	// execution run.
-	Workload    *WorkloadInfo    `json:"workload,omitempty"`
+	Workload *WorkloadInfo `json:"workload,omitempty"`
+	// Trial names the experiment trial the run executed, if any.
+	Trial       *TrialInfo       `json:"trial,omitempty"`
 	Command     *CommandInfo     `json:"command,omitempty"`
 	Containment *ContainmentInfo `json:"containment,omitempty"`
 	Process     *ProcessInfo     `json:"process,omitempty"`
@@ -64,6 +66,17 @@ type WorkloadInfo struct {
 	Adapter          string            `json:"adapter"`
 	Collector        string            `json:"collector,omitempty"`
 	CollectorVersion string            `json:"collector_version,omitempty"`
+}
+
+// TrialInfo places a run in an experiment: its trial, variant, block and
+// position in the block. Publication copies them onto the run's
+// measurements (trial_id, variant_id, block_id, order_in_block).
+type TrialInfo struct {
+	ExperimentID string `json:"experiment_id"`
+	TrialID      string `json:"trial_id"`
+	VariantID    string `json:"variant_id"`
+	BlockID      string `json:"block_id"`
+	OrderInBlock int32  `json:"order_in_block"`
 }
 
 // CommandInfo is the exact command the broker started. Environment values

@@ -2,7 +2,9 @@ package workload
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -17,21 +19,24 @@ const (
 )
 
 type rawExperiment struct {
-	Workload           *string        `toml:"workload"`
-	Variants           []any          `toml:"variants"`
-	Factors            map[string]any `toml:"factors"`
-	TreatmentParameter *string        `toml:"treatment_parameter"`
-	Design             *string        `toml:"design"`
-	Blocks             *int           `toml:"blocks"`
-	ScalingParameter   *string        `toml:"scaling_parameter"`
-	ScalingValues      []any          `toml:"scaling_values"`
-	PrimaryMetric      *string        `toml:"primary_metric"`
-	Polarity           *string        `toml:"polarity"`
-	Estimand           *string        `toml:"estimand"`
-	PracticalThreshold *float64       `toml:"practical_threshold"`
-	ConfidenceLevel    *float64       `toml:"confidence_level"`
-	RandomSeed         *int64         `toml:"random_seed"`
-	MaxTrials          *int           `toml:"max_trials"`
+	Workload           *string          `toml:"workload"`
+	Variants           []any            `toml:"variants"`
+	Factors            map[string]any   `toml:"factors"`
+	TreatmentParameter *string          `toml:"treatment_parameter"`
+	Design             *string          `toml:"design"`
+	Blocks             *int             `toml:"blocks"`
+	ScalingParameter   *string          `toml:"scaling_parameter"`
+	ScalingValues      []any            `toml:"scaling_values"`
+	PrimaryMetric      *string          `toml:"primary_metric"`
+	Polarity           *string          `toml:"polarity"`
+	Estimand           *string          `toml:"estimand"`
+	PracticalThreshold *float64         `toml:"practical_threshold"`
+	ConfidenceLevel    *float64         `toml:"confidence_level"`
+	RandomSeed         *int64           `toml:"random_seed"`
+	MaxTrials          *int             `toml:"max_trials"`
+	Combinations       *string          `toml:"combinations"`
+	Include            []map[string]any `toml:"include"`
+	Exclude            []map[string]any `toml:"exclude"`
 }
 
 // Factor is one varied workload parameter and the choices it takes, as
@@ -59,18 +64,62 @@ type Experiment struct {
 	ConfidenceLevel    float64  `json:"confidence_level"`
 	RandomSeed         int64    `json:"random_seed"`
 	MaxTrials          int      `json:"max_trials"`
+	// CombinationMode is cartesian (every combination of the factors'
+	// values, less those matching an Exclude entry) or explicit (exactly
+	// the Include entries, each naming every factor).
+	CombinationMode string              `json:"combinations"`
+	Include         []map[string]string `json:"include,omitempty"`
+	Exclude         []map[string]string `json:"exclude,omitempty"`
 }
+
+// Combination modes.
+const (
+	Cartesian = "cartesian"
+	Explicit  = "explicit"
+)
 
 // Variants returns the treatment values.
 func (e *Experiment) Variants() []string { return e.Factors[0].Values }
 
 // Combinations is the number of factor combinations (trials per block).
-func (e *Experiment) Combinations() int {
-	n := 1
-	for _, f := range e.Factors {
-		n *= len(f.Values)
+func (e *Experiment) Combinations() int { return len(e.Cells()) }
+
+// Cells are the factor combinations every block runs once, in declaration
+// order: the explicit list, or the cartesian product (the first factor
+// varying slowest, each value in declaration order) less the excluded.
+func (e *Experiment) Cells() []map[string]string {
+	if e.CombinationMode == Explicit {
+		out := make([]map[string]string, len(e.Include))
+		for i, c := range e.Include {
+			out[i] = maps.Clone(c)
+		}
+		return out
 	}
-	return n
+	out := []map[string]string{{}}
+	for _, f := range e.Factors {
+		next := make([]map[string]string, 0, len(out)*len(f.Values))
+		for _, c := range out {
+			for _, v := range f.Values {
+				m := maps.Clone(c)
+				m[f.Parameter] = v
+				next = append(next, m)
+			}
+		}
+		out = next
+	}
+	return slices.DeleteFunc(out, func(c map[string]string) bool {
+		return slices.ContainsFunc(e.Exclude, func(x map[string]string) bool { return matches(c, x) })
+	})
+}
+
+// matches reports whether combination c has every value pattern x names.
+func matches(c, x map[string]string) bool {
+	for k, v := range x {
+		if c[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 func buildExperiment(path, name string, raw *rawExperiment, workloads map[string]*Workload) (*Experiment, error) {
@@ -227,6 +276,9 @@ func settings(path, key string, raw *rawExperiment, e *Experiment) error {
 	if raw.MaxTrials != nil {
 		e.MaxTrials = *raw.MaxTrials
 	}
+	if err := cells(path, key, raw, e); err != nil {
+		return err
+	}
 	if e.MaxTrials < 1 || e.MaxTrials > MaxTrialsLimit {
 		return invalid(path, key+".max_trials", "must be in 1..%d", MaxTrialsLimit)
 	}
@@ -277,4 +329,81 @@ func inferTreatment(path, key string, w *Workload, variants []any) (*Parameter, 
 		names[i] = p.Name
 	}
 	return nil, invalid(path, key+".variants", "match parameters %s alike; set treatment_parameter", strings.Join(names, ", "))
+}
+
+// cells validates combinations, include and exclude: every value named
+// must be one of its factor's values; explicit entries name every factor,
+// none twice; exclusions must leave a combination to run.
+func cells(path, key string, raw *rawExperiment, e *Experiment) error {
+	e.CombinationMode = Cartesian
+	if raw.Combinations != nil {
+		e.CombinationMode = *raw.Combinations
+	}
+	switch e.CombinationMode {
+	case Cartesian:
+		if raw.Include != nil {
+			return invalid(path, key+".include", "needs combinations = %q", Explicit)
+		}
+	case Explicit:
+		if raw.Exclude != nil {
+			return invalid(path, key+".exclude", "applies only to combinations = %q", Cartesian)
+		}
+		if len(raw.Include) == 0 {
+			return invalid(path, key+".include", "must list the combinations to run when combinations = %q", Explicit)
+		}
+	default:
+		return invalid(path, key+".combinations", "must be %s | %s, not %q", Cartesian, Explicit, clip(e.CombinationMode))
+	}
+	resolve := func(field string, list []map[string]any, whole bool) ([]map[string]string, error) {
+		if len(list) > MaxTrialsLimit {
+			return nil, invalid(path, key+"."+field, "lists more than %d entries", MaxTrialsLimit)
+		}
+		out := make([]map[string]string, 0, len(list))
+		for i, entry := range list {
+			k := fmt.Sprintf("%s.%s[%d]", key, field, i)
+			if len(entry) == 0 {
+				return nil, invalid(path, k, "names no factor")
+			}
+			c := map[string]string{}
+			for name, v := range entry {
+				fi := slices.IndexFunc(e.Factors, func(f Factor) bool { return f.Parameter == name })
+				if fi < 0 {
+					return nil, invalid(path, k+"."+clip(name), "is not a factor of the experiment")
+				}
+				text := fmt.Sprint(v)
+				if f, ok := v.(float64); ok {
+					text = strconv.FormatFloat(f, 'g', -1, 64)
+				}
+				if !slices.Contains(e.Factors[fi].Values, text) {
+					return nil, invalid(path, k+"."+clip(name), "is %s, not one of the factor's values (%s)", describe(v), strings.Join(e.Factors[fi].Values, ", "))
+				}
+				c[name] = text
+			}
+			if whole && len(c) != len(e.Factors) {
+				return nil, invalid(path, k, "must name every factor (%d), not %d", len(e.Factors), len(c))
+			}
+			if whole && slices.ContainsFunc(out, func(x map[string]string) bool { return maps.Equal(x, c) }) {
+				return nil, invalid(path, k, "repeats a combination")
+			}
+			out = append(out, c)
+		}
+		return out, nil
+	}
+	var err error
+	if e.Include, err = resolve("include", raw.Include, true); err != nil {
+		return err
+	}
+	if e.Exclude, err = resolve("exclude", raw.Exclude, false); err != nil {
+		return err
+	}
+	if len(e.Include) == 0 {
+		e.Include = nil
+	}
+	if len(e.Exclude) == 0 {
+		e.Exclude = nil
+	}
+	if e.Combinations() == 0 {
+		return invalid(path, key+".exclude", "excludes every combination")
+	}
+	return nil
 }

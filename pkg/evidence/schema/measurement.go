@@ -48,8 +48,26 @@ func NewMeasurementWriter(w *Writer) *MeasurementWriter {
 	}
 }
 
+// Trial is the experiment placement publication gives every measurement
+// of one run (Writer.SetTrial); nil outside experiments.
+type Trial struct {
+	TrialID, VariantID, BlockID string
+	OrderInBlock                int32
+}
+
+// SetTrial makes every measurement written through w until the next call
+// carry trial t (nil: none), unless the row names its own. Publication
+// sets it around each run's extraction, so extractors need not know
+// which experiment a run belonged to.
+func (w *Writer) SetTrial(t *Trial) { w.trial = t }
+
 // Write appends one row.
 func (m *MeasurementWriter) Write(x Measurement) error {
+	if t := m.w.trial; t != nil && x.TrialID == "" {
+		x.TrialID, x.VariantID, x.BlockID = t.TrialID, t.VariantID, t.BlockID
+		order := t.OrderInBlock
+		x.OrderInBlock = &order
+	}
 	m.id.Append(x.ID)
 	m.run.Append(x.RunID)
 	m.art.AppendOrNull(x.ArtifactID)

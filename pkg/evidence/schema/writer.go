@@ -55,6 +55,7 @@ type Writer struct {
 	rows     int64 // rows written to row groups
 	err      error // sticky
 	closed   bool
+	trial    *Trial // see SetTrial
 }
 
 // NewWriter starts a Parquet file for t on w.
