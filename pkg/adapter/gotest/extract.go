@@ -13,8 +13,12 @@ import (
 
 // Extractor identity.
 const (
-	ExtractorName    = "gobench"
-	ExtractorVersion = "1"
+	ExtractorName = "gobench"
+	// ExtractorVersion 2: value_index counts the repetitions of a series
+	// (package, full name, configuration in force), and the measurement id
+	// includes the configuration, so a benchmark under two configurations
+	// in one file is two series.
+	ExtractorVersion = "2"
 )
 
 // sniffBytes bounds what Accepts reads to decide.
@@ -120,7 +124,7 @@ func extract(ctx context.Context, in adapter.ExtractInput, sink adapter.Sink) (*
 func limitations(t *tally) []string {
 	lim := []string{
 		"benchmark values are go test's per-iteration means (loop_count iterations each), in benchstat's tidied units (sec/op, B/op, B/s, custom units unchanged); individual iterations are not observed",
-		"value_index is the repetition of a benchmark name within its package in file order (-count); GOMAXPROCS is in dimensions.gomaxprocs",
+		"value_index is the repetition of a benchmark (its package, full name and the configuration lines in force) in file order (-count); GOMAXPROCS is in dimensions.gomaxprocs, every configuration key (goos, goarch, pkg, cpu and any user key) in dimensions",
 	}
 	add := func(n int, format string) {
 		if n > 0 {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"sort"
 	"strings"
 	"time"
 
@@ -59,8 +60,27 @@ type tally struct {
 type result struct {
 	worker string // pkg config, or the test2json package
 	rec    *benchfmt.Result
-	index  int // repetition of (worker, name) in file order
+	// config is the configuration in force at the result's line, as
+	// sorted "key=value" strings.
+	config []string
+	// index is the repetition of the series (worker, full name with its
+	// GOMAXPROCS suffix, config) in file order: -count N gives 0..N-1,
+	// and a config line that changes mid-file (a second toolchain, say)
+	// starts another series, as benchstat keeps them apart.
+	index  int
 	values []benchfmt.Value
+}
+
+// configOf returns the configuration in force at rec's line (benchfmt
+// keeps it: every key: value line seen so far, an empty value deleting
+// its key), sorted, as "key=value".
+func configOf(rec *benchfmt.Result) []string {
+	out := make([]string, 0, len(rec.Config))
+	for _, c := range rec.Config {
+		out = append(out, clean(c.Key)+"="+clean(string(c.Value)))
+	}
+	sort.Strings(out)
+	return out
 }
 
 // parser reads go test output and calls emit for every valid result.
@@ -204,8 +224,9 @@ func (p *parser) result(rec *benchfmt.Result, pkg string) error {
 	if worker == "" {
 		worker = clean(pkg)
 	}
-	key := worker + "\x00" + clean(rec.Name.String())
-	res := result{worker: worker, rec: rec, index: p.seen[key], values: vals}
+	config := configOf(rec)
+	key := worker + "\x00" + clean(rec.Name.String()) + "\x00" + strings.Join(config, "\x00")
+	res := result{worker: worker, rec: rec, config: config, index: p.seen[key], values: vals}
 	p.seen[key]++
 	p.t.results++
 	p.t.values += len(vals)

@@ -69,7 +69,7 @@ func (r *rows) bench(res result) error {
 		}
 		unit := clean(v.Unit)
 		id, err := digest.Of(map[string]any{"run_id": r.runID, "artifact_id": r.art, "package": res.worker,
-			"benchmark": full, "unit": unit, "value_index": res.index})
+			"benchmark": full, "config": res.config, "unit": unit, "value_index": res.index})
 		if err != nil {
 			return err
 		}
