@@ -12,7 +12,7 @@ apt_packages=(
   hyperfine             # benchmark peer for whole-command timings
 )
 pip_packages=(
-  pyperf                # benchmark adapter
+  pyperf==2.11.0        # benchmark adapter (pkg/adapter/pyperf.Version)
   py-spy                # Python sampling profiler
   coverage              # execution coverage
   memray                # Python memory profiler
@@ -55,4 +55,5 @@ for t in git openssl perf bwrap valgrind hyperfine py-spy node npm; do
   printf '  %-10s %s\n' "$t" "$(command -v "$t" || echo MISSING)" >&2
 done
 printf '  %-10s %s\n' staticcheck "$(command -v staticcheck || { [ -x "$gobin/staticcheck" ] && echo "$gobin/staticcheck"; } || echo MISSING)" >&2
+printf '  %-10s %s\n' "pyperf" "$(python3 -c 'import importlib.metadata as m; print(m.version("pyperf"))' 2>/dev/null || echo MISSING)" >&2
 printf '  %-10s %s\n' "mcp (py)" "$(python3 -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null || echo MISSING)" >&2

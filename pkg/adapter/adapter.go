@@ -188,6 +188,31 @@ type Extractor interface {
 	Extract(ctx context.Context, in ExtractInput, sink Sink) (*Extraction, error)
 }
 
+// Strict is implemented by extractors whose Accepts recognises their
+// format by its own signature (a pyperf file's keys and version), not by
+// a guess. A file such an extractor accepts and then fails to extract is
+// a broken file of its format: publication fails with the extractor's
+// error (the run is quarantined, none of its evidence published),
+// whatever kind the file was registered as, instead of skipping the
+// extractor as it does for optional extractions (benchmark lines looked
+// for in a stdout).
+type Strict interface {
+	Strict() bool
+}
+
+// Kinded is implemented by extractors that read artifacts of one kind
+// (pyperf files are benchmark_samples): an import that names no kind
+// takes the kind of the first such extractor that accepts the file.
+type Kinded interface {
+	ArtifactKind() string
+}
+
+// IsStrict reports whether e is a Strict extractor that says so.
+func IsStrict(e Extractor) bool {
+	s, ok := e.(Strict)
+	return ok && s.Strict()
+}
+
 // Registry holds adapters by name, in a fixed order, and the extractors
 // that turn their artifacts into evidence.
 type Registry struct {

@@ -177,6 +177,8 @@ func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest
 		kind = artifact.KindMetadata
 		if profile.Detect(staged.Head) != profile.FormatUnknown {
 			kind = artifact.KindSampleProfile
+		} else if k := s.extractedKind(staged); k != "" {
+			kind = k
 		}
 	}
 	producer := orDefault(req.Producer, "flameox.import")
@@ -251,6 +253,23 @@ func (s *Service) analysable(kind artifact.Kind, producer string, st *artifact.S
 		}
 	}
 	return false
+}
+
+// extractedKind is the kind of the first kinded extractor (a benchmark
+// format's) that accepts the staged file, or "".
+func (s *Service) extractedKind(st *artifact.Staged) artifact.Kind {
+	if s.Adapters == nil {
+		return ""
+	}
+	in := adapter.ExtractInput{Path: st.Path, Head: st.Head, Limits: s.WS.Config.Limits}
+	for _, e := range s.Adapters.Extractors() {
+		if k, ok := e.(adapter.Kinded); ok && e.Accepts(in) {
+			if kind, err := artifact.ParseKind(k.ArtifactKind()); err == nil {
+				return kind
+			}
+		}
+	}
+	return ""
 }
 
 // fail appends a terminal failed (or cancelled) revision and returns cause

@@ -42,7 +42,7 @@ func (p *Publisher) extract(ctx context.Context, m *run.Manifest, reg run.Regist
 		x, err := e.Extract(ctx, in, st)
 		if err != nil {
 			fe := fault.As(err)
-			if profileKinds[reg.Kind] {
+			if profileKinds[reg.Kind] || adapter.IsStrict(e) {
 				return nil, fe.ForRun(m.RunID).With("artifact_id", reg.ArtifactID).With("extractor", e.Name())
 			}
 			continue // an optional extraction (e.g. benchmarks in stdout) that does not apply

@@ -40,7 +40,8 @@ type SummaryRequest struct {
 // benchstat does: the median with a distribution-free confidence interval
 // for it (benchmath.AssumeNothing), and their spread.
 type SummaryRow struct {
-	// Worker is where the benchmark ran: the package for go test.
+	// Worker is where the benchmark ran: the package for go test; empty
+	// for pyperf, whose values are pooled over its worker processes.
 	Worker  string  `json:"worker,omitempty"`
 	Subject string  `json:"subject"`
 	Name    string  `json:"name"`
@@ -78,19 +79,26 @@ const summaryFilters = `m.run_id = $1 AND m.scope = 'benchmark' AND ($2 = '' OR 
   AND ($3 = '' OR starts_with(m.name, $3)) AND ($4 OR NOT m.is_warmup)
   AND coalesce(m.value_float, m.value_int::DOUBLE) IS NOT NULL`
 
+// summaryWorker is the worker a benchmark's values are grouped under. For
+// go test it is worker_id, the package: part of a benchmark's identity,
+// as benchstat groups by pkg. pyperf runs each run of a benchmark in its
+// own worker process (worker_id worker-N), and pyperf's median is over
+// the values of all of them: its rows are pooled across workers.
+const summaryWorker = `CASE WHEN starts_with(m.name, 'pyperf.') THEN '' ELSE coalesce(m.worker_id, '') END`
+
 var (
 	// One row per benchmark, metric and unit, its values as a sorted list:
 	// the statistics are benchstat's own (benchmath), computed in Go.
-	qSummary = catalog.Query{Name: "measurements.summary", Version: "1", SQL: `
-SELECT coalesce(m.worker_id, ''), coalesce(m.subject, ''), m.name, m.unit,
+	qSummary = catalog.Query{Name: "measurements.summary", Version: "2", SQL: `
+SELECT ` + summaryWorker + `, coalesce(m.subject, ''), m.name, m.unit,
        list(coalesce(m.value_float, m.value_int::DOUBLE) ORDER BY coalesce(m.value_float, m.value_int::DOUBLE))
 FROM measurements_current m
 WHERE ` + summaryFilters + `
 GROUP BY 1, 2, 3, 4
 ORDER BY 1, 2, ` + unitRank + `, 3, 4
 LIMIT $5 OFFSET $6`}
-	qSummaryCount = catalog.Query{Name: "measurements.summary_count", Version: "1", SQL: `
-SELECT count(*) FROM (SELECT 1 FROM measurements_current m WHERE ` + summaryFilters + ` GROUP BY coalesce(m.worker_id, ''), coalesce(m.subject, ''), m.name, m.unit)`}
+	qSummaryCount = catalog.Query{Name: "measurements.summary_count", Version: "2", SQL: `
+SELECT count(*) FROM (SELECT 1 FROM measurements_current m WHERE ` + summaryFilters + ` GROUP BY ` + summaryWorker + `, coalesce(m.subject, ''), m.name, m.unit)`}
 )
 
 // SummarizeMeasurements summarises a run's benchmark values per benchmark

@@ -7,6 +7,7 @@ import (
 	"github.com/flameox/flameox/pkg/adapter/gotest"
 	"github.com/flameox/flameox/pkg/adapter/perf"
 	"github.com/flameox/flameox/pkg/adapter/process"
+	"github.com/flameox/flameox/pkg/adapter/pyperf"
 	"github.com/flameox/flameox/pkg/adapter/pyspy"
 	"github.com/flameox/flameox/pkg/adapter/stacks"
 )
@@ -18,6 +19,7 @@ func Registry() *adapter.Registry {
 		gotest.New(),
 		perf.New(),
 		pyspy.New(),
+		pyperf.New(),
 		stacks.New(),
 	).WithExtractors(stacks.NewExtractor())
 }
