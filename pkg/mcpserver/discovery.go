@@ -138,6 +138,12 @@ func (s *server) readResource(ctx context.Context, uri, prefix, refType string) 
 			return nil, notFound(uri, err)
 		}
 		v = d
+	case "investigation", "hypothesis", "run_set":
+		d, err := s.readInquiry(ctx, ws, refType, id)
+		if err != nil {
+			return nil, notFound(uri, err)
+		}
+		v = d
 	default:
 		d, err := query.GetEvidence(ctx, ws, refType, id)
 		if err != nil {

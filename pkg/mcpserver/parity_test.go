@@ -155,7 +155,9 @@ func checkAnnotations(t *testing.T, tool *mcp.Tool) {
 	switch tool.Name {
 	case "initialize_workspace", "propose_workload": // writes a file, the same for the same input
 		want = hints{idem: true}
-	case "import_artifact", "record_analysis": // additive
+	case "freeze_run_set": // the same runs give the same set
+		want = hints{idem: true}
+	case "import_artifact", "record_analysis", "create_investigation", "record_hypothesis": // additive
 		want = hints{}
 	case "execute_capture_plan", "start_capture":
 		want = hints{destr: true, open: true}

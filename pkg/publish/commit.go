@@ -49,6 +49,12 @@ type Meta struct {
 	Supersedes []string
 	// Extractions is the provenance of extracted rows.
 	Extractions []corpus.Extraction
+	// Check, when set, runs under the write lock with the HEAD the new
+	// commit will be based on, before any file moves: a publication whose
+	// validity depends on what the corpus already holds (a compare-and-swap
+	// on a revision, an id that must be new) refuses there, and no other
+	// publisher can change that HEAD until this one is done.
+	Check func(head corpus.Commit) error
 }
 
 // Committed is the outcome of a publication.
@@ -100,6 +106,11 @@ func Commit(ctx context.Context, ws *workspace.Workspace, st *Stage, files []cor
 	head, err := corpus.Head(ws.Root)
 	if err != nil {
 		return nil, err
+	}
+	if meta.Check != nil {
+		if err := meta.Check(head); err != nil {
+			return nil, err
+		}
 	}
 	inventory, err := nextInventory(head, meta.Supersedes)
 	if err != nil {

@@ -6,9 +6,13 @@
 //	fox-publish [--workspace DIR] [--batch N] [FILE...]
 //
 // It reads records (JSON lines) from the files named, or from stdin, and
-// publishes every `run` record's run revision, and every `analysis`
-// record (from fox-analyze --record), as evidence: one generation
-// per batch (by default one for the whole input), committed atomically. For
+// publishes every `run` record's run revision, every `analysis` record
+// (from fox-analyze --record), and every investigation, hypothesis,
+// experiment, variant, trial and run_set record (pkg/inquiry: from
+// fox-capture's experiment runner and from flameox), as evidence: one
+// generation per batch (by default one for the whole input), committed
+// atomically; the inquiry records of a flush go in one generation of
+// their own, published before its runs. For
 // each publication it writes a `generation` and a `commit` record on
 // stdout. Records of other kinds pass through unchanged; an `error` record
 // passes through and makes fox-publish exit non-zero after publishing the
@@ -26,6 +30,7 @@ import (
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/inquiry"
 	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/record"
 	"github.com/flameox/flameox/pkg/run"
@@ -73,6 +78,7 @@ type pipeline struct {
 	ws        *workspace.Workspace
 	pending   []publish.RunRef
 	analyses  []publish.AnalysisRow
+	inquiry   []any // pkg/inquiry bodies, in input order
 	malformed int
 	failed    error
 }
@@ -146,6 +152,21 @@ func (p *pipeline) handle(raw *record.Raw) error {
 		}
 		p.analyses = append(p.analyses, publish.AnalysisRowOf(r))
 		return nil
+	case inquiry.KindInvestigation, inquiry.KindHypothesis, inquiry.KindExperiment, inquiry.KindVariant, inquiry.KindTrial, inquiry.KindRunSet:
+		body, ws, err := inquiry.Decode(raw)
+		if err == nil {
+			err = inquiry.Validate(body)
+		}
+		if err != nil {
+			fmt.Fprintf(p.env.Stderr, "fox-publish: %s:%d: malformed %s record: %v\n", raw.File, raw.LineNo, raw.Record, err)
+			p.malformed++
+			return nil
+		}
+		if err := p.workspace(ws); err != nil {
+			return err
+		}
+		p.inquiry = append(p.inquiry, body)
+		return nil
 	case record.KindError:
 		var e cli.ErrorRecord
 		if raw.Decode(&e) == nil {
@@ -166,7 +187,8 @@ func (p *pipeline) workspace(named string) error {
 		want = named
 	}
 	if p.ws != nil {
-		if filepath.Clean(want) != p.ws.Root && p.explicit == "" {
+		// A record that names no workspace belongs to the stream's.
+		if want != "" && filepath.Clean(want) != p.ws.Root && p.explicit == "" {
 			return fault.New(fault.InvalidArguments, "records name two workspaces: %s and %s", p.ws.Root, want)
 		}
 		return nil
@@ -188,6 +210,26 @@ func (p *pipeline) workspace(named string) error {
 }
 
 func (p *pipeline) flush() error {
+	// Inquiry records first: an experiment's trials name runs that the
+	// same stream carries, and a run set names the runs' commit, which
+	// the runner pinned before any of them was published.
+	if len(p.inquiry) > 0 {
+		bodies := p.inquiry
+		p.inquiry = nil
+		pub := publishing.Publisher(p.ws, p.env.Now)
+		res, err := pub.PublishInquiry(p.ctx, bodies)
+		if err != nil {
+			return err
+		}
+		g, c := publish.Records(p.ws.Root, res, nil)
+		if err := p.out.Write(g); err != nil {
+			return err
+		}
+		if err := p.out.Write(c); err != nil {
+			return err
+		}
+		fmt.Fprintf(p.env.Stderr, "fox-publish: %d investigation, hypothesis, experiment, trial or run set record(s) in generation %s\n", len(bodies), res.GenerationID)
+	}
 	if len(p.analyses) > 0 {
 		rows := p.analyses
 		p.analyses = nil
