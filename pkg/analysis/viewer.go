@@ -65,7 +65,7 @@ func Viewer(ctx context.Context, ws *workspace.Workspace, reg *adapter.Registry,
 		kind, producer = detail.Registrations[0].Kind, detail.Registrations[0].Producer
 	}
 	var plan *adapter.Viewer
-	for _, name := range []string{producer, "pprof", "process"} {
+	for _, name := range append(append([]string{producer}, readers(reg, path)...), "pprof", "process") {
 		a, err := reg.Get(name)
 		if err != nil {
 			continue
@@ -92,6 +92,27 @@ func Viewer(ctx context.Context, ws *workspace.Workspace, reg *adapter.Registry,
 		return nil, fault.Wrap(fault.ArtifactIntegrityFailed, err, "payload of %s", artifactID)
 	}
 	return res, nil
+}
+
+// readers names the adapters with a kinded extractor (a benchmark
+// format's, adapter.Kinded) that accepts the payload by content: the
+// viewer of an imported pyperf file is pyperf's.
+func readers(reg *adapter.Registry, path string) []string {
+	var names []string
+	in := adapter.ExtractInput{Path: path}
+	for _, a := range reg.All() {
+		p, ok := a.(interface{ Extractors() []adapter.Extractor })
+		if !ok {
+			continue
+		}
+		for _, e := range p.Extractors() {
+			if _, kinded := e.(adapter.Kinded); kinded && e.Accepts(in) {
+				names = append(names, a.Name())
+				break
+			}
+		}
+	}
+	return names
 }
 
 // choosePort replaces port 0 in an -http=HOST:0 argument (how adapters

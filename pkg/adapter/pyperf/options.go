@@ -115,12 +115,12 @@ func (o Options) Limitations() []string {
 		return def
 	}
 	lim := []string{
-		or(o.Processes > 0, strconv.Itoa(o.Processes)+" worker processes (processes), one run each",
+		or(o.Processes > 0, plural(o.Processes, "worker process")+" (processes), one run each",
 			"pyperf's default of 20 worker processes, one run each (set options.processes)") +
 			", plus the calibration runs pyperf adds when it calibrates loops or warm-ups",
-		or(o.Values > 0, strconv.Itoa(o.Values)+" values per worker (values)", "pyperf's default of 3 values per worker (set options.values)"),
-		or(o.Warmups >= 0, strconv.Itoa(o.Warmups)+" warm-ups per worker (warmups)", "pyperf's default of 1 warm-up per worker (set options.warmups)"),
-		or(o.Loops > 0, strconv.Itoa(o.Loops)+" loops per value (loops)",
+		or(o.Values > 0, plural(o.Values, "value")+" per worker (values)", "pyperf's default of 3 values per worker (set options.values)"),
+		or(o.Warmups >= 0, plural(o.Warmups, "warm-up")+" per worker (warmups)", "pyperf's default of 1 warm-up per worker (set options.warmups)"),
+		or(o.Loops > 0, plural(o.Loops, "loop")+" per value (loops)",
 			"loops are calibrated by pyperf (a calibration run doubles them until a value lasts min_time); set options.loops to fix them"),
 		"pyperf command times the whole command: each loop starts the workload's process anew, so start-up is part of every value",
 	}
@@ -128,4 +128,16 @@ func (o Options) Limitations() []string {
 		lim = append(lim, "track_memory: values are the peak memory (RSS) of the workload, in bytes, not times")
 	}
 	return lim
+}
+
+// plural is "1 value", "2 values", "3 worker processes".
+func plural(n int, noun string) string {
+	s := strconv.Itoa(n) + " " + noun
+	switch {
+	case n == 1:
+		return s
+	case strings.HasSuffix(noun, "s"):
+		return s + "es"
+	}
+	return s + "s"
 }
