@@ -21,6 +21,9 @@ const (
 	ExtractorVersion = "1"
 )
 
+// KindBenchmark is the artifact kind of hyperfine files.
+const KindBenchmark = "benchmark_samples"
+
 // sniffBytes bounds what Accepts reads to decide.
 const sniffBytes = 1 << 20
 
@@ -52,6 +55,10 @@ func (*Extractor) Accepts(in adapter.ExtractInput) bool {
 // file it accepts and then refuses is a broken hyperfine file: publication
 // fails with the error instead of skipping the extractor (adapter.Strict).
 func (*Extractor) Strict() bool { return true }
+
+// ArtifactKind names the kind an import of a hyperfine file is
+// registered as when the user names none (adapter.Kinded).
+func (*Extractor) ArtifactKind() string { return KindBenchmark }
 
 // sniff walks the tokens of head up to the first result's "command" and
 // "times"; a head that ends before both are seen is not accepted.
