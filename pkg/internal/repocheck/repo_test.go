@@ -14,6 +14,7 @@ import (
 	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/inquiry"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/record"
 	"github.com/flameox/flameox/pkg/run"
@@ -37,6 +38,20 @@ func TestRecordsDoc(t *testing.T) {
 			return &struct {
 				record.Header
 				Result catalog.Status `json:"result"`
+			}{}
+		},
+		inquiry.KindHypothesis: func() any {
+			return &struct {
+				record.Header
+				Workspace string `json:"workspace"`
+				inquiry.Hypothesis
+			}{}
+		},
+		inquiry.KindRunSet: func() any {
+			return &struct {
+				record.Header
+				Workspace string `json:"workspace"`
+				inquiry.RunSet
 			}{}
 		},
 		"query_result": func() any {
