@@ -1,6 +1,7 @@
 package pyperf
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -49,27 +50,35 @@ func (*Extractor) ArtifactKind() string { return KindBenchmark }
 // ("benchmarks", "metadata", "version") with either a version pyperf
 // writes or a first benchmark holding "runs", within the first MiB.
 func (*Extractor) Accepts(in adapter.ExtractInput) bool {
+	if len(in.Head) > 0 && !isGzip(in.Head) && !startsObject(in.Head) {
+		return false // the common case (text, protobuf, other binaries) costs no read
+	}
 	f, err := os.Open(in.Path)
 	if err != nil {
 		return looksPyperf(in.Head)
 	}
 	defer f.Close()
-	var r io.Reader = f
-	var magic [2]byte
-	if n, _ := io.ReadFull(f, magic[:]); n == 2 && isGzip(magic[:]) {
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return false
-		}
-		zr, err := gzip.NewReader(f)
+	br := bufio.NewReader(f)
+	var r io.Reader = br
+	if magic, _ := br.Peek(2); isGzip(magic) {
+		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return false
 		}
 		r = zr
-	} else if _, err := f.Seek(0, io.SeekStart); err != nil {
+	}
+	body := bufio.NewReader(io.LimitReader(r, sniffBytes))
+	if first, _ := body.Peek(64); !startsObject(first) {
 		return false
 	}
-	head, _ := io.ReadAll(io.LimitReader(r, sniffBytes))
+	head, _ := io.ReadAll(body)
 	return looksPyperf(head)
+}
+
+// startsObject reports whether b, after white space, opens a JSON object.
+func startsObject(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r\n\ufeff")
+	return len(b) > 0 && b[0] == '{'
 }
 
 // looksPyperf reads the top of a JSON prefix as tokens (a cut-off prefix
@@ -181,7 +190,7 @@ func decodeFault(err error, artifactID string) *fault.Error {
 			Fix(fmt.Sprintf("If the file is genuine, raise %s in .diagnostics/config.toml above %d, then import it again (`flameox import`). The limit bounds the memory decoding may use.", key, tl.max))
 	}
 	fe := fault.Wrap(fault.ArtifactParseFailed, err, "read the pyperf file").
-		Fix("Check the file with `python3 -m pyperf show FILE`; flameox refuses what pyperf refuses, and NaN, infinite, zero or negative values, duplicate keys and duplicate benchmark names.")
+		Fix("Check the file with `python3 -m pyperf show FILE`; flameox refuses what pyperf refuses, and NaN, infinite, zero or negative values, duplicate keys, benchmark names and runs.")
 	if artifactID != "" {
 		fe = fe.With("artifact_id", artifactID)
 	}

@@ -222,8 +222,8 @@ type decoder struct {
 // l.MaxSamples if lower), metadata entries by MaxMetadata (or
 // l.MaxStrings), the bytes of metadata strings by l.MaxStringBytes. A cap
 // exceeded is an error wrapping a *tooLarge; anything pyperf would refuse,
-// and NaN, infinite, zero or negative values, duplicate keys and duplicate
-// benchmark names, is an error.
+// and NaN, infinite, zero or negative values, duplicate keys, benchmark
+// names and runs (runIdentity), is an error.
 func Decode(r io.Reader, l config.Limits) (*Suite, error) {
 	max := l.MaxDecompressedBytes
 	if max <= 0 {
@@ -733,6 +733,7 @@ func (s *Suite) resolve() error {
 			b.Metadata = b.commonMeta
 		}
 		var first []string
+		seen := map[string]int{} // run identity -> index, for runs with a date
 		for ri := range b.Runs {
 			r := &b.Runs[ri]
 			if v5 {
@@ -774,6 +775,13 @@ func (s *Suite) resolve() error {
 					}
 				}
 			}
+			if date, ok := lookup("date", lv...); ok {
+				id := runIdentity(date.JSON, r)
+				if j, dup := seen[id]; dup {
+					return fmt.Errorf("benchmarks[%d].runs[%d]: the same run as runs[%d] (started %s, the same values and warm-ups): a run recorded twice", bi, ri, j, clip(date.Str))
+				}
+				seen[id] = ri
+			}
 			vals := make([]string, len(checked))
 			for i, k := range checked {
 				if m, ok := lookup(k, lv...); ok {
@@ -809,6 +817,23 @@ func (s *Suite) resolve() error {
 		}
 	}
 	return nil
+}
+
+// runIdentity is what makes a run itself: a worker process started at
+// one moment (its date, to the microsecond) and measured these values.
+// pyperf gives runs no id; two runs of one benchmark with the same start
+// and the same values are one run recorded twice (a file merged with
+// itself), which would count its values twice.
+func runIdentity(date string, r *Run) string {
+	var b strings.Builder
+	b.WriteString(date)
+	for _, w := range r.Warmups {
+		b.WriteString("|w" + strconv.FormatUint(w.Loops, 10) + ":" + strconv.FormatFloat(w.Value, 'g', -1, 64))
+	}
+	for _, v := range r.Values {
+		b.WriteString("|" + strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return b.String()
 }
 
 func orNone(s string) string {
