@@ -21,7 +21,7 @@ Every tool returns {schema_version, ok, result, error}; on failure error has cod
 
 First run:
 1. workspace_status. If it fails with WORKSPACE_NOT_FOUND, call initialize_workspace.
-2. list_capabilities: which adapters (process, gotest, perf, py-spy, pprof) work here, and how to fix the others.
+2. list_capabilities: which adapters (process, gotest, perf, py-spy, pyperf, pprof) work here, and how to fix the others.
 3. list_workloads: the commands the project declares in flameox.toml. Only declared workloads can run.
 4. plan_capture(adapter, workload, parameters): shows approval, containment, limits and artifacts, and returns a plan_token. Plan tokens are single-use and expire after 5 minutes.
 5. If the workload is not approved, ask the human to review it and run ` + "`flameox workload approve NAME`" + ` in a terminal. You cannot approve workloads. Then call plan_capture again, because approval changes the plan.
