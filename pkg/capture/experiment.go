@@ -17,6 +17,7 @@ import (
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/inquiry"
 	"github.com/flameox/flameox/pkg/run"
+	"github.com/flameox/flameox/pkg/runset"
 	"github.com/flameox/flameox/pkg/workload"
 )
 
@@ -39,14 +40,16 @@ type ExperimentRequest struct {
 
 // ExperimentSink hears an experiment's records as they happen: the
 // declaration before any trial runs, each trial's run as soon as it is
-// terminal, and each block's trial records once the block's oracles have
-// been compared. A sink error stops the experiment (its remaining trials
-// are recorded unattempted).
+// terminal (Ran), each block's runs once the block has run (Runs), and
+// the block's trial records once its runs are judged and its oracles
+// compared (Trials). A sink error stops the experiment (its remaining
+// trials are recorded unattempted).
 type ExperimentSink struct {
 	Declared func(bodies []any) error
-	// Ran may replace res.Run with a later revision (a run quarantined
-	// when its publication failed).
-	Ran    func(res *Result) error
+	Ran      func(res *Result) error
+	// Runs may replace a result's Run with a later revision (a run
+	// quarantined when its publication failed); its trial is judged on it.
+	Runs   func(runs []*Result) error
 	Trials func(trials []inquiry.Trial) error
 	// Trial, when set, hears each trial as it starts (for progress).
 	Trial func(t experiment.Trial, of int)
@@ -68,6 +71,10 @@ type ExperimentResult struct {
 	Experiment    inquiry.Experiment     `json:"experiment"`
 	Variants      []inquiry.Variant      `json:"variants"`
 	Trials        []TrialResult          `json:"trials"`
+	// TrialsTotal counts every trial; Truncated says Trials lists only
+	// the first (an MCP job's bounded result; the CLI lists them all).
+	TrialsTotal int  `json:"trials_total"`
+	Truncated   bool `json:"truncated"`
 	// Outcomes counts trials by outcome; every planned trial is counted
 	// once, failed and unattempted ones included.
 	Outcomes map[string]int `json:"outcomes"`
@@ -147,9 +154,9 @@ func (s *Service) RunExperiment(ctx context.Context, req ExperimentRequest, sink
 	variants := map[string]string{}
 	for _, v := range p.Variants {
 		params, _ := digest.Canonical(map[string]string{p.TreatmentParameter: v})
-		id, err := digest.Of(map[string]string{"experiment_id": res.Experiment.ExperimentID, "variant": v})
+		id, err := experiment.ShortID("va-", map[string]string{"experiment_id": res.Experiment.ExperimentID, "variant": v})
 		if err != nil {
-			return nil, fault.Wrap(fault.InternalError, err, "digest a variant")
+			return nil, err
 		}
 		variants[v] = id
 		res.Variants = append(res.Variants, inquiry.Variant{VariantID: id, ExperimentID: res.Experiment.ExperimentID, Name: v,
@@ -213,26 +220,44 @@ func (s *Service) RunExperiment(ctx context.Context, req ExperimentRequest, sink
 					tr.ExclusionReason = fault.As(err).Message
 				}
 				if out != nil {
-					// The sink publishes the run first: publication may
-					// quarantine it, and the trial records what became of it.
+					tr.RunID = out.Run.RunID
 					if sink.Ran != nil {
 						if err := sink.Ran(out); err != nil {
 							stop, res.Status = err, ExperimentStopped
 						}
 					}
-					tr.RunID = out.Run.RunID
-					tr.Outcome, tr.FailureClass = trialOutcome(out.Run)
-					tr.ValidationStatus = out.Run.ValidationStatus
-					if tr.ExclusionReason == "" && tr.Outcome != inquiry.TrialSucceeded {
-						tr.ExclusionReason = "the run ended " + out.Run.ExecutionStatus + ", capture " + out.Run.CaptureStatus + ", validation " + out.Run.ValidationStatus
+					if out.Run.ExecutionStatus == run.ExecCancelled && stop == nil {
+						stop, res.Status = errExperimentCancelled, ExperimentCancelled
 					}
-				}
-				if tr.Outcome == inquiry.TrialCancelled && stop == nil {
-					stop, res.Status = errExperimentCancelled, ExperimentCancelled
 				}
 			}
 			block = append(block, tr)
 			outputs = append(outputs, out)
+		}
+		// The block's runs are published before their trials are
+		// judged: publication may quarantine a run whose artifacts cannot
+		// be extracted, and its trial records what became of it.
+		if sink.Runs != nil {
+			var done []*Result
+			for _, o := range outputs {
+				if o != nil {
+					done = append(done, o)
+				}
+			}
+			if err := sink.Runs(done); err != nil && stop == nil {
+				stop, res.Status = err, ExperimentStopped
+			}
+		}
+		for i, o := range outputs {
+			if o == nil {
+				continue
+			}
+			tr := &block[i]
+			tr.Outcome, tr.FailureClass = trialOutcome(o.Run)
+			tr.ValidationStatus = o.Run.ValidationStatus
+			if tr.ExclusionReason == "" && tr.Outcome != inquiry.TrialSucceeded {
+				tr.ExclusionReason = "the run ended " + o.Run.ExecutionStatus + ", capture " + o.Run.CaptureStatus + ", validation " + o.Run.ValidationStatus
+			}
 		}
 		if wl.Oracle != nil && wl.Oracle.Strength == workload.StrengthCrossTreatment {
 			s.crossTreatment(ctx, p, wl.Oracle.Tolerance, block, outputs)
@@ -252,6 +277,7 @@ func (s *Service) RunExperiment(ctx context.Context, req ExperimentRequest, sink
 			}
 		}
 	}
+	res.TrialsTotal = len(res.Trials)
 	if res.Status == ExperimentStopped {
 		res.Limitations = append(res.Limitations, "the experiment stopped early: "+fault.As(stop).Message)
 	}
@@ -305,9 +331,9 @@ func trialRecord(p *experiment.Plan, t experiment.Trial, experimentID, variantID
 	if err != nil {
 		return TrialResult{}, fault.Wrap(fault.InternalError, err, "encode a trial's factors")
 	}
-	id, err := digest.Of(map[string]any{"experiment_id": experimentID, "block": t.Block, "order": t.OrderInBlock, "attempt": 1})
+	id, err := experiment.ShortID("tr-", map[string]any{"experiment_id": experimentID, "block": t.Block, "order": t.OrderInBlock, "attempt": 1})
 	if err != nil {
-		return TrialResult{}, fault.Wrap(fault.InternalError, err, "digest a trial")
+		return TrialResult{}, err
 	}
 	order := int32(t.OrderInBlock)
 	tr := TrialResult{Block: t.Block, Variant: t.Variant, Parameters: t.Parameters, Trial: inquiry.Trial{
@@ -497,4 +523,32 @@ func ExperimentExit(res *ExperimentResult) error {
 		return fault.New(fault.ProcessFailed, "experiment %s stopped early: %v", res.Plan.Experiment, res.Limitations)
 	}
 	return nil
+}
+
+// VariantRunSets freezes one run set per variant of a finished
+// experiment: every trial of the variant that has a run, whatever its
+// outcome (failed trials stay in the denominator; their outcome is on the
+// trial), pinned at HEAD. unpublished allows members HEAD does not hold
+// yet (fox-capture, whose runs fox-publish publishes later in the same
+// stream). A variant none of whose trials ran has no set.
+func VariantRunSets(ctx context.Context, root string, res *ExperimentResult, unpublished bool) ([]inquiry.RunSet, error) {
+	sets := []inquiry.RunSet{}
+	for _, v := range res.Variants {
+		var members []inquiry.Member
+		for _, t := range res.Trials {
+			if t.VariantID == v.VariantID && t.RunID != "" {
+				members = append(members, inquiry.Member{RunID: t.RunID, TrialID: t.TrialID})
+			}
+		}
+		if len(members) == 0 {
+			continue
+		}
+		rs, err := runset.Freeze(ctx, root, runset.Request{Members: members, Unpublished: unpublished,
+			Selection: runset.Selection{Method: runset.MethodExperiment, Label: v.Name, ExperimentID: res.Experiment.ExperimentID, VariantID: v.VariantID}})
+		if err != nil {
+			return sets, err
+		}
+		sets = append(sets, *rs)
+	}
+	return sets, nil
 }

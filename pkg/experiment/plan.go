@@ -143,13 +143,23 @@ func Cells(p *Plan) []map[string]string {
 	return out
 }
 
-// CombinationID digests one combination of factor values.
-func CombinationID(c map[string]string) (string, error) {
-	id, err := digest.Of(c)
+// CombinationID names one combination of factor values: "cb-" and 32
+// hex digits of its digest.
+func CombinationID(c map[string]string) (string, error) { return ShortID("cb-", c) }
+
+// ShortID is prefix and the first 32 hex digits (128 bits) of v's digest:
+// the ids of variants (va-), trials (tr-) and combinations (cb-), short
+// enough to read in a result and unique for any realistic corpus.
+func ShortID(prefix string, v any) (string, error) {
+	d, err := digest.Of(v)
 	if err != nil {
-		return "", fault.Wrap(fault.InternalError, err, "digest a factor combination")
+		return "", fault.Wrap(fault.InternalError, err, "digest an id")
 	}
-	return id, nil
+	h, err := digest.Hex(d)
+	if err != nil {
+		return "", err
+	}
+	return prefix + h[:32], nil
 }
 
 // Shuffle permutes xs in place, Fisher–Yates from the last element down,

@@ -96,9 +96,14 @@ func (s *server) executePlan(ctx context.Context, req *mcp.CallToolRequest, in e
 	return s.runPlan(ctx, ws, tok, pr.report, pr.run)
 }
 
-// takePlan spends a plan token of this workspace.
+// takePlan spends a capture plan's token of this workspace.
 func (s *server) takePlan(token string) (*planToken, *workspace.Workspace, error) {
-	tok, err := s.tokens.take(token, s.opts.Now())
+	return s.takeToken(token, false)
+}
+
+// takeToken spends a plan token of this workspace, of the kind asked.
+func (s *server) takeToken(token string, experiment bool) (*planToken, *workspace.Workspace, error) {
+	tok, err := s.tokens.take(token, s.opts.Now(), experiment)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -48,30 +48,34 @@ const (
 	JobCancelled = "cancelled"
 )
 
-// JobCapture is the kind of a start_capture job.
-const JobCapture = "capture"
+// Job kinds: start_capture and start_experiment.
+const (
+	JobCapture    = "capture"
+	JobExperiment = "experiment"
+)
 
 // Job is the state of one detached job, as get_job returns it.
 type Job struct {
 	SchemaVersion int    `json:"schema_version"`
 	JobID         string `json:"job_id"`
-	Kind          string `json:"kind" jsonschema:"what the job does: capture"`
+	Kind          string `json:"kind" jsonschema:"what the job does: capture or experiment"`
 	Status        string `json:"status" jsonschema:"queued, running, succeeded, failed or cancelled"`
 	Terminal      bool   `json:"terminal" jsonschema:"true once the job has ended (succeeded, failed, cancelled)"`
 	// Phase, Step and Total are the latest progress (for a capture:
 	// planning capturing validating registering publishing completed, on
 	// 0..5); Message says what it is doing.
-	Phase      string          `json:"phase"`
-	Step       int             `json:"step"`
-	Total      int             `json:"total"`
-	Message    string          `json:"message"`
-	CreatedAt  time.Time       `json:"created_at"`
-	StartedAt  *time.Time      `json:"started_at,omitempty"`
-	FinishedAt *time.Time      `json:"finished_at,omitempty"`
-	ElapsedMs  int64           `json:"elapsed_ms" jsonschema:"time since the job started, to its end once terminal"`
-	RunID      string          `json:"run_id,omitempty" jsonschema:"the run the job records, as soon as it exists"`
-	Capture    *capture.Result `json:"capture,omitempty" jsonschema:"the capture result as execute_capture_plan returns it (without the plan, and the run without environment and source_state: get_run has them), once a capture job is terminal"`
-	Error      *fault.Error    `json:"error,omitempty" jsonschema:"why a failed or cancelled job did not succeed"`
+	Phase      string                    `json:"phase"`
+	Step       int                       `json:"step"`
+	Total      int                       `json:"total"`
+	Message    string                    `json:"message"`
+	CreatedAt  time.Time                 `json:"created_at"`
+	StartedAt  *time.Time                `json:"started_at,omitempty"`
+	FinishedAt *time.Time                `json:"finished_at,omitempty"`
+	ElapsedMs  int64                     `json:"elapsed_ms" jsonschema:"time since the job started, to its end once terminal"`
+	RunID      string                    `json:"run_id,omitempty" jsonschema:"the run the job records, as soon as it exists"`
+	Capture    *capture.Result           `json:"capture,omitempty" jsonschema:"the capture result as execute_capture_plan returns it (without the plan, and the run without environment and source_state: get_run has them), once a capture job is terminal"`
+	Experiment *capture.ExperimentResult `json:"experiment,omitempty" jsonschema:"once an experiment job is terminal: its outcomes, first trials (trials_total counts all) and one run set per variant, without the plan"`
+	Error      *fault.Error              `json:"error,omitempty" jsonschema:"why a failed or cancelled job did not succeed"`
 	fault.Next
 }
 

@@ -159,7 +159,7 @@ func checkAnnotations(t *testing.T, tool *mcp.Tool) {
 		want = hints{idem: true}
 	case "import_artifact", "record_analysis", "create_investigation", "record_hypothesis": // additive
 		want = hints{}
-	case "execute_capture_plan", "start_capture":
+	case "execute_capture_plan", "start_capture", "start_experiment":
 		want = hints{destr: true, open: true}
 	case "cancel_job": // kills the capture's process tree
 		want = hints{idem: true, destr: true}

@@ -157,7 +157,10 @@ type planToken struct {
 	workspaceID string
 	req         capture.PlanRequest
 	plan        *capture.CapturePlan // unredacted; never leaves the process
-	used        bool
+	// experiment is set, instead of req and plan, on a token
+	// plan_experiment issued; only start_experiment spends it.
+	experiment *capture.ExperimentRequest
+	used       bool
 }
 
 type tokenStore struct {
@@ -186,12 +189,26 @@ func (ts *tokenStore) issue(now time.Time, t *planToken) (string, error) {
 }
 
 // take consumes a token: whatever happens next, it cannot be used again.
-func (ts *tokenStore) take(tok string, now time.Time) (*planToken, error) {
+// experiment says which kind the caller spends: a capture plan's token
+// (plan_capture) or an experiment plan's (plan_experiment); the other
+// kind is refused and stays unspent.
+func (ts *tokenStore) take(tok string, now time.Time, experiment bool) (*planToken, error) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	t := ts.m[tok]
 	again := fault.New(fault.InvalidCapturePlan, "").Fix("Call plan_capture again and pass its new plan_token to execute_capture_plan within its lifetime.")
+	if experiment {
+		again.Remediation = []string{}
+		again.Fix("Call plan_experiment again and pass its new plan_token to start_experiment within its lifetime.")
+	}
 	switch {
+	case t != nil && (t.experiment != nil) != experiment:
+		if experiment {
+			again.Message = "this plan token is a capture plan's: pass it to execute_capture_plan or start_capture"
+		} else {
+			again.Message = "this plan token is an experiment plan's: pass it to start_experiment"
+		}
+		return nil, again
 	case t == nil:
 		again.Message = "unknown plan token (tokens exist only in the server process that issued them, and only until they expire)"
 		return nil, again

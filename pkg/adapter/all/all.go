@@ -5,6 +5,7 @@ package all
 import (
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/adapter/gotest"
+	"github.com/flameox/flameox/pkg/adapter/hyperfine"
 	"github.com/flameox/flameox/pkg/adapter/perf"
 	"github.com/flameox/flameox/pkg/adapter/process"
 	"github.com/flameox/flameox/pkg/adapter/pyperf"
@@ -21,5 +22,5 @@ func Registry() *adapter.Registry {
 		pyspy.New(),
 		pyperf.New(),
 		stacks.New(),
-	).WithExtractors(stacks.NewExtractor())
+	).WithExtractors(stacks.NewExtractor(), hyperfine.NewExtractor())
 }

@@ -1,4 +1,137 @@
 package flameox
 
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/experiment"
+	"github.com/flameox/flameox/pkg/inquiry"
+)
+
 // experimentCommands are the experiment group.
-func experimentCommands() []*Command { return nil }
+func experimentCommands() []*Command {
+	return []*Command{
+		{Name: "experiment plan", Args: "NAME --adapter ADAPTER", Summary: "every trial of a declared experiment in order (block, variant, parameters, seed), without running anything", MCPTool: "plan_experiment", Run: experimentPlan},
+		{Name: "experiment run", Args: "NAME --adapter ADAPTER", Summary: "run every trial of a declared experiment, publishing each run, trial and one frozen run set per variant", MCPTool: "start_experiment", Run: experimentRun},
+	}
+}
+
+func (c *Context) experimentRequest(name string, args []string, quiet *bool) (*capture.ExperimentRequest, error) {
+	fs := c.flags(name, "NAME --adapter ADAPTER [--investigation ID] [--hypothesis ID]")
+	var req capture.ExperimentRequest
+	fs.StringVar(&req.Adapter, "adapter", "", "adapter that captures every trial (required)")
+	fs.StringVar(&req.InvestigationID, "investigation", "", "investigation the experiment belongs to (default: running it opens one)")
+	fs.StringVar(&req.HypothesisID, "hypothesis", "", "hypothesis the experiment tests")
+	if quiet != nil {
+		fs.BoolVarP(quiet, "quiet", "q", false, "print no progress on stderr (progress shows only on a terminal, never with --json)")
+	}
+	if err := c.parse(fs, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() != 1 || req.Adapter == "" {
+		return nil, cli.Usagef("%s needs NAME and --adapter ADAPTER", name)
+	}
+	req.Experiment = fs.Arg(0)
+	return &req, nil
+}
+
+func experimentPlan(ctx context.Context, c *Context, args []string) error {
+	req, err := c.experimentRequest("experiment plan", args, nil)
+	if err != nil {
+		return err
+	}
+	svc, err := c.captureService()
+	if err != nil {
+		return err
+	}
+	p, err := svc.PlanExperiment(ctx, *req)
+	if err != nil {
+		return err
+	}
+	return c.emit(p, func(w io.Writer) { renderExperimentPlan(w, p) })
+}
+
+func renderExperimentPlan(w io.Writer, p *experiment.Plan) {
+	fmt.Fprintf(w, "experiment   %s  (workload %s, adapter %s)\n", cli.Name(p.Experiment), cli.Name(p.Workload), cli.Name(p.Adapter))
+	combos := 1
+	for _, f := range p.Factors {
+		combos *= len(f.Values)
+	}
+	fmt.Fprintf(w, "design       %s: %d blocks × %d combinations = %d trials, seed %d\n", p.Design, p.Blocks, combos, len(p.Trials), p.RandomSeed)
+	fmt.Fprintf(w, "treatment    %s: %s\n", cli.Name(p.TreatmentParameter), cli.Safe(strings.Join(p.Variants, ", ")))
+	for _, f := range p.Factors[1:] {
+		fmt.Fprintf(w, "factor       %s: %s\n", cli.Name(f.Parameter), cli.Safe(strings.Join(f.Values, ", ")))
+	}
+	fmt.Fprintf(w, "decision     %s (%s), %s, threshold %g, confidence %g\n", cli.Safe(p.PrimaryMetric), p.Polarity, p.Estimand, p.PracticalThreshold, p.ConfidenceLevel)
+	if p.Oracle != "" {
+		fmt.Fprintf(w, "oracle       %s\n", p.Oracle)
+	}
+	fmt.Fprintf(w, "order        %s\n", experiment.Generator)
+	fmt.Fprintf(w, "design id    %s\n\n", p.DesignID)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tBLOCK\tORDER\tVARIANT\tPARAMETERS\tSEED")
+	for _, t := range p.Trials {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d,%d\n", t.Index, t.BlockID, t.OrderInBlock, cli.Safe(t.Variant), cli.Safe(paramText(t.Parameters)), t.Seed[0], t.Seed[1])
+	}
+	tw.Flush()
+}
+
+func experimentRun(ctx context.Context, c *Context, args []string) error {
+	var quiet bool
+	req, err := c.experimentRequest("experiment run", args, &quiet)
+	if err != nil {
+		return err
+	}
+	svc, err := c.captureService()
+	if err != nil {
+		return err
+	}
+	var onTrial func(experiment.Trial, int)
+	if c.Env.StderrTerminal && !c.JSON && !quiet {
+		onTrial = func(t experiment.Trial, of int) {
+			fmt.Fprintf(c.Env.Stderr, "trial %d/%d  %s  %s\n", t.Index, of, t.BlockID, cli.Safe(paramText(t.Parameters)))
+		}
+	}
+	res, err := c.publisher(svc.WS).RunExperiment(ctx, svc, *req, onTrial)
+	if res == nil {
+		return err
+	}
+	if perr := c.emit(res, func(w io.Writer) { renderExperimentRun(w, res) }); perr != nil {
+		return perr
+	}
+	if err != nil {
+		return err
+	}
+	return capture.ExperimentExit(res)
+}
+
+func renderExperimentRun(w io.Writer, res *capture.ExperimentResult) {
+	fmt.Fprintf(w, "experiment   %s  %s (%s)\n", res.Experiment.ExperimentID, cli.Name(res.Plan.Experiment), res.Status)
+	fmt.Fprintf(w, "investigation %s\n", res.Experiment.InvestigationID)
+	var counts []string
+	for _, o := range inquiry.TerminalOutcomes() {
+		if n := res.Outcomes[o]; n > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", n, o))
+		}
+	}
+	fmt.Fprintf(w, "trials       %d: %s\n\n", len(res.Trials), strings.Join(counts, ", "))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tBLOCK\tVARIANT\tPARAMETERS\tOUTCOME\tRUN\tWHY")
+	for i, t := range res.Trials {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, t.BlockID, cli.Safe(t.Variant), cli.Safe(paramText(t.Parameters)), t.Outcome, orDash(t.RunID), cli.Safe(t.ExclusionReason))
+	}
+	tw.Flush()
+	for _, rs := range res.RunSets {
+		fmt.Fprintf(w, "run set      %s  %d runs\n", rs.RunSetID, rs.MemberCount)
+	}
+	printLimitations(w, "limitation   ", res.Limitations)
+	if res.CorpusCommitID != "" {
+		fmt.Fprintf(w, "published    commit %s\n", corpus.Short(res.CorpusCommitID))
+	}
+}

@@ -80,6 +80,18 @@ func experimentCmd(ctx context.Context, env *cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// One run set per variant, pinned at the HEAD the runs were captured
+	// against: fox-publish publishes the runs above it in the same stream.
+	sets, err := capture.VariantRunSets(context.WithoutCancel(ctx), ws.Root, res, true)
+	if err != nil {
+		return err
+	}
+	res.RunSets = sets
+	for i := range sets {
+		if err := w.Write(inquiry.New(ws.Root, &sets[i])); err != nil {
+			return err
+		}
+	}
 	if err := w.Write(record.NewResult("experiment_run", res)); err != nil {
 		return err
 	}
