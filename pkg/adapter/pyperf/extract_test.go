@@ -296,6 +296,7 @@ func TestHostile(t *testing.T) {
 			config.Limits{}, fault.ArtifactParseFailed, "metadata unit is different"},
 		{"no name", []byte(`{"version": "1.0", "benchmarks": [{"runs": [{"values": [1]}]}]}`), config.Limits{}, fault.ArtifactParseFailed, "must have a name"},
 		{"empty run", []byte(strings.Replace(good, `{"values": [1.5, 2.5], "warmups": [[1, 0.5]]}`, `{"values": []}`, 1)), config.Limits{}, fault.ArtifactParseFailed, "empty"},
+		{"many empty runs", []byte(`{"version": "1.0", "benchmarks": [{"runs": [` + strings.Repeat(`{"metadata": {}},`, 1000) + `{}]}]}`), config.Limits{}, fault.ArtifactParseFailed, "runs[0]: values and warmups are empty"},
 		{"no runs", []byte(`{"version": "1.0", "benchmarks": [{"runs": []}]}`), config.Limits{}, fault.ArtifactParseFailed, "non-empty"},
 		{"no benchmark", []byte(`{"version": "1.0", "benchmarks": []}`), config.Limits{}, fault.ArtifactParseFailed, "any benchmark"},
 		{"bad version", []byte(strings.Replace(good, `"1.0"`, `"2.0"`, 1)), config.Limits{}, fault.ArtifactParseFailed, "not one pyperf reads"},
@@ -311,6 +312,7 @@ func TestHostile(t *testing.T) {
 		{"values over max_samples", []byte(manyValues(100)), config.Limits{MaxSamples: 50}, fault.ArtifactTooLarge, "max_samples"},
 		{"deep unknown key", []byte(strings.Replace(good, `"metadata"`, `"x": `+strings.Repeat("[", 100)+strings.Repeat("]", 100)+`, "metadata"`, 1)),
 			config.Limits{}, fault.ArtifactTooLarge, "max_json_depth"},
+		{"unknown keys over max_strings", []byte(strings.Replace(good, `"values"`, `"x1": 1, "x2": 2, "x3": 3, "values"`, 1)), config.Limits{MaxStrings: 4}, fault.ArtifactTooLarge, "max_strings"},
 		{"metadata strings over max_string_bytes", []byte(good), config.Limits{MaxStringBytes: 10}, fault.ArtifactTooLarge, "max_string_bytes"},
 	}
 	for _, tt := range tests {

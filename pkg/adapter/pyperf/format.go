@@ -48,8 +48,8 @@ import (
 const MaxValues = 1 << 18
 
 // MaxMetadata caps the metadata entries (suite, benchmark and run levels
-// together) of one file, whatever limits.max_strings allows; each becomes
-// an observation.
+// together, tags one each) and unknown keys of one file, whatever
+// limits.max_strings allows; each entry becomes an observation.
 const MaxMetadata = 1 << 18
 
 // Units as pyperf names them (pyperf/_formatter.py UNIT_FORMATTERS) and
@@ -336,9 +336,21 @@ func (d *decoder) array(what string, nullOK bool, elem func(i int) error) error 
 	return err
 }
 
+// maxSkippedNames bounds the distinct unknown keys named in limitations.
+const maxSkippedNames = 100
+
 // skip reads and drops one value of a key pyperf does not read.
 func (d *decoder) skip(key string) error {
-	d.suite.Skipped[clip(key)]++
+	// Unknown keys count as metadata entries: each is remembered while its
+	// object is read (to refuse a key given twice).
+	if d.meta++; d.meta > d.lim.metas {
+		return &tooLarge{limit: d.lim.metasKey, max: d.lim.metas, n: d.meta, counting: "metadata entries and unknown keys"}
+	}
+	if k := clip(key); d.suite.Skipped[k] > 0 || len(d.suite.Skipped) < maxSkippedNames {
+		d.suite.Skipped[k]++
+	} else {
+		d.suite.Skipped["(other keys)"]++
+	}
 	depth := int64(0)
 	for {
 		t, err := d.token()
@@ -502,6 +514,10 @@ func (d *decoder) run() (Run, error) {
 		}
 		return d.skip(key)
 	})
+	if err == nil && len(r.Values) == 0 && len(r.samples) == 0 && len(r.Warmups) == 0 {
+		// Refused at once, so that every run kept holds a counted value.
+		err = errors.New("values and warmups are empty")
+	}
 	return r, err
 }
 
