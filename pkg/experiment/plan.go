@@ -39,19 +39,19 @@ type Plan struct {
 	Factors            []workload.Factor `json:"factors"`
 	// Combinations are what every block runs once: cartesian (less the
 	// excluded) or explicit.
-	CombinationMode string              `json:"combinations"`
-	Exclude         []map[string]string `json:"exclude,omitempty"`
-	Include         []map[string]string `json:"include,omitempty"`
-	Cells           int                 `json:"combinations_per_block"`
-	Variants           []string          `json:"variants"`
-	PrimaryMetric      string            `json:"primary_metric"`
-	Polarity           string            `json:"polarity"`
-	Estimand           string            `json:"estimand"`
-	PracticalThreshold float64           `json:"practical_threshold"`
-	ConfidenceLevel    float64           `json:"confidence_level"`
-	MaxTrials          int               `json:"max_trials"`
-	Oracle             string            `json:"oracle_strength,omitempty"`
-	Trials             []Trial           `json:"trials"`
+	CombinationMode    string              `json:"combinations"`
+	Exclude            []map[string]string `json:"exclude,omitempty"`
+	Include            []map[string]string `json:"include,omitempty"`
+	Cells              int                 `json:"combinations_per_block"`
+	Variants           []string            `json:"variants"`
+	PrimaryMetric      string              `json:"primary_metric"`
+	Polarity           string              `json:"polarity"`
+	Estimand           string              `json:"estimand"`
+	PracticalThreshold float64             `json:"practical_threshold"`
+	ConfidenceLevel    float64             `json:"confidence_level"`
+	MaxTrials          int                 `json:"max_trials"`
+	Oracle             string              `json:"oracle_strength,omitempty"`
+	Trials             []Trial             `json:"trials"`
 	// DesignID digests everything above but the trials, which follow
 	// from it; two plans with the same DesignID have the same trials.
 	DesignID string `json:"experiment_design_id"`

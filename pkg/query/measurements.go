@@ -32,7 +32,13 @@ type Measurement struct {
 	LoopCount      *uint64  `json:"loop_count"`
 	IsWarmup       bool     `json:"is_warmup"`
 	Phase          string   `json:"phase,omitempty"`
-	EvidenceLevel  string   `json:"evidence_level"`
+	// TrialID, VariantID, BlockID and OrderInBlock place a value in an
+	// experiment (the run was one of its trials).
+	TrialID       string `json:"trial_id,omitempty"`
+	VariantID     string `json:"variant_id,omitempty"`
+	BlockID       string `json:"block_id,omitempty"`
+	OrderInBlock  *int32 `json:"order_in_block,omitempty"`
+	EvidenceLevel string `json:"evidence_level"`
 }
 
 // MeasurementList is the result of `flameox measurements query` and MCP
@@ -115,10 +121,11 @@ const measurementOrder = `coalesce(m.subject, ''),
   m.is_warmup DESC, m.measurement_id`
 
 var (
-	qMeasurements = catalog.Query{Name: "measurements.query", Version: "3", SQL: `
+	qMeasurements = catalog.Query{Name: "measurements.query", Version: "4", SQL: `
 SELECT m.measurement_id, m.run_id, coalesce(m.artifact_id, ''), m.name, m.value_int, m.value_float, m.unit, m.aggregation, m.scope,
        coalesce(m.subject, ''), coalesce(m.worker_id, ''), m.worker_run_index, m.value_index, m.loop_count, m.is_warmup,
-       coalesce(m.phase, ''), m.evidence_level
+       coalesce(m.phase, ''), m.evidence_level,
+       coalesce(m.trial_id, ''), coalesce(m.variant_id, ''), coalesce(m.block_id, ''), m.order_in_block
 FROM measurements_current m
 WHERE ` + measurementFilters + `
 ORDER BY ` + measurementOrder + `
@@ -158,9 +165,14 @@ func QueryMeasurements(ctx context.Context, ws *workspace.Workspace, req Measure
 				var vf sql.NullFloat64
 				var wri, vix sql.NullInt32
 				var loops *uint64
+				var order sql.NullInt32
 				if err := rows.Scan(&m.MeasurementID, &m.RunID, &m.ArtifactID, &m.Name, &vi, &vf, &m.Unit, &m.Aggregation, &m.Scope,
-					&m.Subject, &m.WorkerID, &wri, &vix, &loops, &m.IsWarmup, &m.Phase, &m.EvidenceLevel); err != nil {
+					&m.Subject, &m.WorkerID, &wri, &vix, &loops, &m.IsWarmup, &m.Phase, &m.EvidenceLevel,
+					&m.TrialID, &m.VariantID, &m.BlockID, &order); err != nil {
 					return err
+				}
+				if order.Valid {
+					m.OrderInBlock = &order.Int32
 				}
 				if len(res.Measurements) == limit {
 					res.Truncated = true
