@@ -111,8 +111,12 @@ func carryOver(ctx context.Context, pub *publish.Publisher, h *inquiry.Hypothesi
 	}
 	d, err := query.GetHypothesis(ctx, pub.WS, query.GetHypothesisRequest{HypothesisID: h.HypothesisID, Limit: query.MaxLimit})
 	if err != nil {
+		if fault.Is(err, fault.NotFound) && h.InvestigationID == "" {
+			return fault.New(fault.NotFound, "no hypothesis %s in the published corpus", h.HypothesisID).With("hypothesis_id", h.HypothesisID).
+				Fix("Record a new hypothesis with its investigation and expected revision 0.")
+		}
 		if fault.Is(err, fault.NotFound) {
-			return nil // the publisher names the conflict
+			return nil // the publisher names the conflict (current revision 0)
 		}
 		return err
 	}

@@ -9,7 +9,9 @@ import (
 	"github.com/flameox/flameox/pkg/evidence/schema"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/inquiry"
+	"github.com/flameox/flameox/pkg/lock"
 	"github.com/flameox/flameox/pkg/version"
+	"github.com/flameox/flameox/pkg/workspace"
 )
 
 // PublishInquiry publishes investigation, hypothesis, experiment, variant,
@@ -51,7 +53,7 @@ func (p *Publisher) PublishInquiry(ctx context.Context, bodies []any) (*Result, 
 		return nil, err
 	}
 	meta := Meta{Publisher: Name, PublisherVersion: version.Version(), Check: func(head corpus.Commit) error {
-		return b.check(ctx, p.WS.Root, head)
+		return b.check(ctx, p.WS, head)
 	}}
 	return p.commit(ctx, st, meta, 0)
 }
@@ -99,11 +101,18 @@ func (b *inquiryBatch) add(root string, body any) error {
 }
 
 // check refuses the batch unless it fits the corpus at head.
-func (b *inquiryBatch) check(ctx context.Context, root string, head corpus.Commit) error {
+func (b *inquiryBatch) check(ctx context.Context, ws *workspace.Workspace, head corpus.Commit) error {
 	if len(b.investigations)+len(b.hypotheses)+len(b.runSets) == 0 {
 		return nil
 	}
-	snap, err := corpus.Open(root, head)
+	// Reading files: hold the retention lock shared, as every reader does
+	// (after the write lock, in the global order).
+	release, err := ws.Locks().Lock(ctx, lock.Retention, true)
+	if err != nil {
+		return err
+	}
+	defer release()
+	snap, err := corpus.Open(ws.Root, head)
 	if err != nil {
 		return err
 	}

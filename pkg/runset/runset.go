@@ -10,10 +10,15 @@ import (
 	"github.com/flameox/flameox/pkg/evidence/schema"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/inquiry"
+	"github.com/flameox/flameox/pkg/lock"
 )
 
 // MaxMembers bounds one run set.
 const MaxMembers = 10000
+
+// lockWait bounds the wait for the retention lock (held exclusively only
+// while retention removes files).
+const lockWait = 30 * time.Second
 
 // Selection methods (Selection.Method).
 const (
@@ -94,6 +99,12 @@ func Freeze(ctx context.Context, root string, req Request) (*inquiry.RunSet, err
 			return nil, fault.New(fault.InvalidArguments, "%q is not a run id", clip(m.RunID)).With("run_id", clip(m.RunID))
 		}
 	}
+	// Readers hold the retention lock shared while they read files.
+	release, err := lock.NewSet(root, lockWait).Lock(ctx, lock.Retention, true)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	snap, err := pin(root, req.CommitID)
 	if err != nil {
 		return nil, err
