@@ -21,8 +21,9 @@ package mcpserver
 // started them, not the server (when it ends, running jobs are cancelled
 // and their runs recorded so). At most Options.MaxRunningJobs run at once;
 // finished ones are kept for Options.JobRetention, the newest
-// Options.MaxFinishedJobs. Later kinds (experiments) add a kind and a
-// result field of their own beside capture.
+// Options.MaxFinishedJobs. start_experiment's jobs are of kind
+// "experiment", with one step per trial and the bounded experiment result
+// in experiment (pkg/mcpserver/experiment.go).
 
 import (
 	"context"
