@@ -23,9 +23,10 @@ import (
 // what depends on the corpus: a hypothesis revision is a compare-and-swap
 // (its ExpectedRevision must be that hypothesis's latest revision at HEAD,
 // 0 for one that does not exist, and Revision the next one; otherwise
-// REVISION_CONFLICT naming the current revision), its investigation must
-// exist, an investigation or run set id must be new, and a run set's
-// commit must exist. Several revisions of one hypothesis in one batch
+// REVISION_CONFLICT naming the current revision), the investigation of a
+// hypothesis and the investigation and hypothesis an experiment names
+// must exist (at HEAD or in the batch), an investigation or run set id
+// must be new, and a run set's commit must exist. Several revisions of one hypothesis in one batch
 // must follow each other. Nothing is published when any body is refused.
 func (p *Publisher) PublishInquiry(ctx context.Context, bodies []any) (*Result, error) {
 	if len(bodies) == 0 {
@@ -102,7 +103,7 @@ func (b *inquiryBatch) add(root string, body any) error {
 
 // check refuses the batch unless it fits the corpus at head.
 func (b *inquiryBatch) check(ctx context.Context, ws *workspace.Workspace, head corpus.Commit) error {
-	if len(b.investigations)+len(b.hypotheses)+len(b.runSets) == 0 {
+	if len(b.investigations)+len(b.hypotheses)+len(b.experiments)+len(b.runSets) == 0 {
 		return nil
 	}
 	// Reading files: hold the retention lock shared, as every reader does
@@ -116,7 +117,7 @@ func (b *inquiryBatch) check(ctx context.Context, ws *workspace.Workspace, head 
 	if err != nil {
 		return err
 	}
-	if len(b.investigations) > 0 || len(b.hypotheses) > 0 {
+	if len(b.investigations) > 0 || len(b.hypotheses) > 0 || len(b.experiments) > 0 {
 		known, err := scanIDs(ctx, snap, schema.Investigations, "investigation_id")
 		if err != nil {
 			return err
@@ -136,7 +137,7 @@ func (b *inquiryBatch) check(ctx context.Context, ws *workspace.Workspace, head 
 					With("investigation_id", inv.ParentInvestigationID)
 			}
 		}
-		if len(b.hypotheses) > 0 {
+		if len(b.hypotheses) > 0 || len(b.experiments) > 0 {
 			latest, err := HypothesisRevisions(ctx, snap)
 			if err != nil {
 				return err
@@ -151,6 +152,17 @@ func (b *inquiryBatch) check(ctx context.Context, ws *workspace.Workspace, head 
 					return revisionConflict(h, cur)
 				}
 				latest[h.HypothesisID] = h.Revision
+			}
+			// An experiment tests a hypothesis of an investigation that exist.
+			for _, e := range b.experiments {
+				if e.InvestigationID != "" && !known[e.InvestigationID] {
+					return fault.New(fault.NotFound, "experiment %s names investigation %s, which does not exist", e.ExperimentID, e.InvestigationID).
+						With("investigation_id", e.InvestigationID).With("field", "investigation_id")
+				}
+				if e.HypothesisID != "" && latest[e.HypothesisID] == 0 {
+					return fault.New(fault.NotFound, "experiment %s names hypothesis %s, which does not exist", e.ExperimentID, e.HypothesisID).
+						With("hypothesis_id", e.HypothesisID).With("field", "hypothesis_id")
+				}
 			}
 		}
 	}

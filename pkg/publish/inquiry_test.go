@@ -127,6 +127,10 @@ func TestInquiryRefusals(t *testing.T) {
 		{"run set digest", []any{&badDigest}, fault.InvalidArguments, [2]string{"field", "membership_digest"}},
 		{"bad trial outcome", []any{&inquiry.Trial{TrialID: "t", ExperimentID: "e", VariantID: "v", Outcome: "eligible"}}, fault.InvalidArguments, [2]string{"field", "outcome"}},
 		{"bad id", []any{investigation("../x")}, fault.InvalidArguments, [2]string{"field", "investigation_id"}},
+		{"experiment of a missing investigation", []any{&inquiry.Experiment{ExperimentID: "e-9", InvestigationID: "inv-9", Recipe: "r", PrimaryMetric: "m",
+			Polarity: inquiry.LowerIsBetter, CreatedAt: inqAt}}, fault.NotFound, [2]string{"investigation_id", "inv-9"}},
+		{"experiment of a missing hypothesis", []any{&inquiry.Experiment{ExperimentID: "e-9", InvestigationID: "inv-1", HypothesisID: "h-9", Recipe: "r", PrimaryMetric: "m",
+			Polarity: inquiry.LowerIsBetter, CreatedAt: inqAt}}, fault.NotFound, [2]string{"hypothesis_id", "h-9"}},
 		{"not a record", []any{"text"}, fault.InvalidArguments, [2]string{}},
 	}
 	for _, c := range cases {
