@@ -68,7 +68,10 @@ func TestInquiryQueries(t *testing.T) {
 	}
 	for _, err := range []error{
 		func() error { _, err := GetInvestigation(ctx, f.ws, "inv-x"); return err }(),
-		func() error { _, err := GetHypothesis(ctx, f.ws, GetHypothesisRequest{HypothesisID: "h-x"}); return err }(),
+		func() error {
+			_, err := GetHypothesis(ctx, f.ws, GetHypothesisRequest{HypothesisID: "h-x"})
+			return err
+		}(),
 		func() error { _, err := GetRunSet(ctx, f.ws, GetRunSetRequest{RunSetID: "rs-x"}); return err }(),
 	} {
 		if !fault.Is(err, fault.NotFound) {
