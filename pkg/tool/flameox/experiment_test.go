@@ -1,0 +1,127 @@
+package flameox
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flameox/flameox/pkg/status"
+)
+
+// TestExperimentInterrupt sends SIGINT to `flameox experiment run` while
+// its first trial runs: the trial's process tree is killed, that trial
+// ends cancelled and every later one unattempted, everything is
+// published, the journal closes every trial it registered, and flameox
+// exits 8.
+func TestExperimentInterrupt(t *testing.T) {
+	toml := `schema_version = 1
+[workloads.w]
+argv = ["/bin/sh", "-c", "if [ $0 = slow ]; then echo $$ > child.pid; exec sleep 30; fi", "{impl}"]
+timeout_seconds = 60
+[workloads.w.parameters]
+impl = ["slow", "quick"]
+[experiments.e]
+workload = "w"
+variants = ["slow", "quick"]
+design = "fixed_order"
+blocks = 2
+`
+	dir := captureProject(t, toml, "w")
+	cmd := exec.Command(os.Args[0], "experiment", "run", "e", "--adapter", "process", "--json")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "FLAMEOX_TEST_AS=flameox")
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(dir, "child.pid")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(pidFile); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the first trial never started")
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("flameox did not finish after SIGINT")
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 8 {
+		t.Fatalf("exit: %v\n%s", err, out.String())
+	}
+	var res struct {
+		Status   string         `json:"status"`
+		Outcomes map[string]int `json:"outcomes"`
+		Trials   []struct {
+			Outcome string `json:"outcome"`
+			RunID   string `json:"run_id"`
+		} `json:"trials"`
+		Experiment struct {
+			ExperimentID string `json:"experiment_id"`
+		} `json:"experiment"`
+	}
+	// The result, then the error envelope that explains exit 8.
+	dec := json.NewDecoder(&out)
+	if err := dec.Decode(&res); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	var envelope struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	if err := dec.Decode(&envelope); err != nil || envelope.Error.Code != "PROCESS_CANCELLED" {
+		t.Fatalf("no PROCESS_CANCELLED after the result (%v): %+v", err, envelope)
+	}
+	if res.Status != "cancelled" || len(res.Trials) != 4 || res.Outcomes["cancelled"] != 1 || res.Outcomes["unattempted"] != 3 ||
+		res.Trials[0].Outcome != "cancelled" || res.Trials[0].RunID == "" {
+		t.Fatalf("after SIGINT: %s", out.String())
+	}
+	b, _ := os.ReadFile(pidFile)
+	if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); processAlive(pid) {
+		t.Fatalf("the trial's process %d survived", pid)
+	}
+	var st status.Status
+	json.Unmarshal([]byte(mustOK(t, flameox(t, dir, "status", "--json")).stdout), &st)
+	if st.Runs.Total != 1 || st.Runs.Unpublished != 0 || st.Runs.ByExecution["cancelled"] != 1 {
+		t.Fatalf("runs after SIGINT: %+v", st.Runs)
+	}
+	// The journal registered one trial before it ran and closed all four.
+	f, err := os.Open(filepath.Join(dir, ".diagnostics", "experiments", res.Experiment.ExperimentID+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var pending, closed int
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r struct{ Record, Outcome string }
+		json.Unmarshal(sc.Bytes(), &r)
+		switch {
+		case r.Record == "trial" && r.Outcome == "pending":
+			pending++
+		case r.Record == "trial":
+			closed++
+		}
+	}
+	if pending != 1 || closed != 4 {
+		t.Fatalf("journal: %d pending registrations, %d terminal trials; want 1 and 4", pending, closed)
+	}
+}
