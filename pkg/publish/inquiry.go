@@ -56,7 +56,23 @@ func (p *Publisher) PublishInquiry(ctx context.Context, bodies []any) (*Result, 
 	meta := Meta{Publisher: Name, PublisherVersion: version.Version(), Check: func(head corpus.Commit) error {
 		return b.check(ctx, p.WS, head)
 	}}
-	return p.commit(ctx, st, meta, 0)
+	res, err := p.commit(ctx, st, meta, 0)
+	if err != nil {
+		return nil, err
+	}
+	// An experiment publishes a small generation per block; merge them as
+	// PublishRuns does, so HEAD's inventory (which every check reads)
+	// stays short.
+	if p.AutoCompact && res.live >= AutoCompactGenerations {
+		c, err := p.autoCompact(ctx)
+		switch {
+		case err != nil:
+			res.CompactionError = fault.As(err).Message
+		case c.Compacted:
+			res.Compaction = c
+		}
+	}
+	return res, nil
 }
 
 // inquiryBatch is one publication's bodies, by kind, in input order.

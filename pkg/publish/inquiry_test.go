@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -154,6 +155,38 @@ func TestInquiryRefusals(t *testing.T) {
 	}
 }
 
+// TestCASAfterCompaction: many small inquiry publications are merged
+// (automatic compaction), and the compare-and-swap still sees the latest
+// revision in the merged files.
+func TestCASAfterCompaction(t *testing.T) {
+	ws, _ := newWorkspace(t, 0)
+	p := &Publisher{WS: ws, AutoCompact: true}
+	ctx := context.Background()
+	if _, err := p.PublishInquiry(ctx, []any{investigation("inv-1")}); err != nil {
+		t.Fatal(err)
+	}
+	compacted := false
+	for rev := int32(0); rev < int32(AutoCompactGenerations)+2; rev++ {
+		res, err := p.PublishInquiry(ctx, []any{hypothesis("h-1", "inv-1", rev, "c")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		compacted = compacted || res.Compaction != nil
+	}
+	snap, _ := corpus.Pin(ws.Root)
+	if !compacted || len(snap.Generations) >= AutoCompactGenerations {
+		t.Fatalf("compacted %v, %d live generations", compacted, len(snap.Generations))
+	}
+	want := int32(AutoCompactGenerations + 2)
+	if got := latestRevisions(t, p)["h-1"]; got != want {
+		t.Fatalf("latest revision %d, want %d", got, want)
+	}
+	_, err := p.PublishInquiry(ctx, []any{hypothesis("h-1", "inv-1", 3, "stale")})
+	if fe := fault.As(err); err == nil || fe.Code != fault.RevisionConflict || fe.Details["current_revision"] != strconv.Itoa(int(want)) {
+		t.Fatalf("stale revision after compaction: %v", err)
+	}
+}
+
 // TestPublishAllKinds: one body of every kind lands in one generation,
 // one row in each table, and reads back.
 func TestPublishAllKinds(t *testing.T) {
@@ -189,5 +222,23 @@ func TestPublishAllKinds(t *testing.T) {
 	}
 	if len(got) != 4 || got[0] != "t-1" || got[1] != int32(1) || got[2] != nil || got[3] != "{}" {
 		t.Fatalf("trial row %v", got)
+	}
+}
+
+// BenchmarkHypothesisRevision: one compare-and-swap revision published on
+// top of the previous one (the check reads every hypotheses file of HEAD).
+func BenchmarkHypothesisRevision(b *testing.B) {
+	ws, _ := newWorkspace(b, 0)
+	p := &Publisher{WS: ws, AutoCompact: true}
+	ctx := context.Background()
+	if _, err := p.PublishInquiry(ctx, []any{investigation("inv-1")}); err != nil {
+		b.Fatal(err)
+	}
+	rev := int32(0)
+	for b.Loop() {
+		if _, err := p.PublishInquiry(ctx, []any{hypothesis("h-1", "inv-1", rev, "c")}); err != nil {
+			b.Fatal(err)
+		}
+		rev++
 	}
 }

@@ -229,6 +229,9 @@ func (p *pipeline) flush() error {
 			return err
 		}
 		fmt.Fprintf(p.env.Stderr, "fox-publish: %d investigation, hypothesis, experiment, trial or run set record(s) in generation %s\n", len(bodies), res.GenerationID)
+		if err := p.compaction(res, c); err != nil {
+			return err
+		}
 	}
 	if len(p.analyses) > 0 {
 		rows := p.analyses
@@ -269,6 +272,12 @@ func (p *pipeline) flush() error {
 		return err
 	}
 	fmt.Fprintf(p.env.Stderr, "fox-publish: generation %s (%d run(s)); HEAD is now %s\n", res.GenerationID, res.Runs, res.CommitID)
+	return p.compaction(res, c)
+}
+
+// compaction reports what automatic compaction did after publication res
+// (whose commit record is c).
+func (p *pipeline) compaction(res *publish.Result, c corpus.CommitRecord) error {
 	if cp := res.Compaction; cp != nil {
 		// Automatic compaction moved HEAD once more: say so in the stream.
 		cc := corpus.CommitRecord{Header: c.Header, Workspace: c.Workspace, CommitID: cp.CommitID,
