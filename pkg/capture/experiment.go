@@ -175,6 +175,10 @@ func (s *Service) RunExperiment(ctx context.Context, req ExperimentRequest, sink
 	}
 	if sink.Declared != nil {
 		if err := sink.Declared(bodies); err != nil {
+			// Nothing ran: the declaration was refused (an unknown
+			// investigation, say), so no journal is left behind.
+			j.Close()
+			os.Remove(JournalPath(s.WS.Root, res.Experiment.ExperimentID))
 			return nil, err
 		}
 	}
