@@ -154,19 +154,28 @@ func (b *inquiryBatch) check(ctx context.Context, ws *workspace.Workspace, head 
 			}
 		}
 		if len(b.hypotheses) > 0 || len(b.experiments) > 0 {
-			latest, err := HypothesisRevisions(ctx, snap)
+			heads, err := hypothesisHeads(ctx, snap)
 			if err != nil {
 				return err
+			}
+			latest := map[string]int32{}
+			for id, hd := range heads {
+				latest[id] = hd.revision
 			}
 			for _, h := range b.hypotheses {
 				if !known[h.InvestigationID] {
 					return fault.New(fault.NotFound, "investigation %s does not exist", h.InvestigationID).
 						With("investigation_id", h.InvestigationID).With("field", "investigation_id")
 				}
-				cur := latest[h.HypothesisID]
-				if h.ExpectedRevision != cur {
-					return revisionConflict(h, cur)
+				cur := heads[h.HypothesisID]
+				if h.ExpectedRevision != cur.revision {
+					return revisionConflict(h, cur.revision)
 				}
+				if cur.revision > 0 && h.InvestigationID != cur.investigation {
+					return fault.New(fault.InvalidArguments, "hypothesis %s belongs to investigation %s, not %s", h.HypothesisID, cur.investigation, h.InvestigationID).
+						With("hypothesis_id", h.HypothesisID).With("field", "investigation_id")
+				}
+				heads[h.HypothesisID] = hypothesisHead{h.Revision, h.InvestigationID}
 				latest[h.HypothesisID] = h.Revision
 			}
 			// An experiment tests a hypothesis of an investigation that exist.
@@ -213,16 +222,32 @@ func revisionConflict(h *inquiry.Hypothesis, cur int32) error {
 // HypothesisRevisions returns the latest revision of every hypothesis in
 // snap, read from its Parquet files (no DuckDB).
 func HypothesisRevisions(ctx context.Context, snap *corpus.Snapshot) (map[string]int32, error) {
-	latest := map[string]int32{}
-	err := scanLive(ctx, snap, schema.Hypotheses, []string{"hypothesis_id", "revision"}, func(row []any) error {
+	heads, err := hypothesisHeads(ctx, snap)
+	latest := make(map[string]int32, len(heads))
+	for id, h := range heads {
+		latest[id] = h.revision
+	}
+	return latest, err
+}
+
+// hypothesisHead is a hypothesis's latest revision and its investigation.
+type hypothesisHead struct {
+	revision      int32
+	investigation string
+}
+
+func hypothesisHeads(ctx context.Context, snap *corpus.Snapshot) (map[string]hypothesisHead, error) {
+	heads := map[string]hypothesisHead{}
+	err := scanLive(ctx, snap, schema.Hypotheses, []string{"hypothesis_id", "revision", "investigation_id"}, func(row []any) error {
 		id, _ := row[0].(string)
 		rev, _ := row[1].(int32)
-		if rev > latest[id] {
-			latest[id] = rev
+		inv, _ := row[2].(string)
+		if rev > heads[id].revision {
+			heads[id] = hypothesisHead{rev, inv}
 		}
 		return nil
 	})
-	return latest, err
+	return heads, err
 }
 
 // scanIDs returns the set of values of one id column of table t in snap.

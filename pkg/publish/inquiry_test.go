@@ -128,6 +128,7 @@ func TestInquiryRefusals(t *testing.T) {
 		{"run set digest", []any{&badDigest}, fault.InvalidArguments, [2]string{"field", "membership_digest"}},
 		{"bad trial outcome", []any{&inquiry.Trial{TrialID: "t", ExperimentID: "e", VariantID: "v", Outcome: "eligible"}}, fault.InvalidArguments, [2]string{"field", "outcome"}},
 		{"bad id", []any{investigation("../x")}, fault.InvalidArguments, [2]string{"field", "investigation_id"}},
+		{"revision moved to another investigation", []any{investigation("inv-2"), hypothesis("h-1", "inv-2", 2, "moved")}, fault.InvalidArguments, [2]string{"field", "investigation_id"}},
 		{"experiment of a missing investigation", []any{&inquiry.Experiment{ExperimentID: "e-9", InvestigationID: "inv-9", Recipe: "r", PrimaryMetric: "m",
 			Polarity: inquiry.LowerIsBetter, CreatedAt: inqAt}}, fault.NotFound, [2]string{"investigation_id", "inv-9"}},
 		{"experiment of a missing hypothesis", []any{&inquiry.Experiment{ExperimentID: "e-9", InvestigationID: "inv-1", HypothesisID: "h-9", Recipe: "r", PrimaryMetric: "m",
