@@ -2,12 +2,10 @@ package capture
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -165,12 +163,26 @@ func (s *Service) RunExperiment(ctx context.Context, req ExperimentRequest, sink
 	for i := range res.Variants {
 		bodies = append(bodies, &res.Variants[i])
 	}
+	planned := make([]TrialResult, len(p.Trials))
+	for i, t := range p.Trials {
+		if planned[i], err = trialRecord(p, t, res.Experiment.ExperimentID, variants[t.Variant]); err != nil {
+			return nil, err
+		}
+	}
 	j, err := openJournal(s.WS.Root, res.Experiment.ExperimentID)
 	if err != nil {
 		return nil, err
 	}
 	defer j.Close()
-	if err := j.write(bodies...); err != nil {
+	// The declaration, then every planned trial: a crash leaves on disk
+	// what the experiment meant to run (flameox recover closes it).
+	decl := append([]any{}, bodies...)
+	for i := range planned {
+		t := planned[i].Trial
+		t.Outcome, t.ValidationStatus, t.FailureClass = inquiry.TrialPlanned, run.ValidationNotRequested, "none"
+		decl = append(decl, &t)
+	}
+	if err := j.write(decl...); err != nil {
 		return nil, err
 	}
 	if sink.Declared != nil {
@@ -187,14 +199,11 @@ func (s *Service) RunExperiment(ctx context.Context, req ExperimentRequest, sink
 	for b := 1; b <= p.Blocks; b++ {
 		var block []TrialResult
 		var outputs []*Result
-		for _, t := range p.Trials {
+		for ti, t := range p.Trials {
 			if t.Block != b {
 				continue
 			}
-			tr, err := trialRecord(p, t, res.Experiment.ExperimentID, variants[t.Variant])
-			if err != nil {
-				return nil, err
-			}
+			tr := planned[ti]
 			var out *Result
 			if stop == nil && ctx.Err() != nil {
 				stop = errExperimentCancelled
@@ -276,10 +285,17 @@ func (s *Service) RunExperiment(ctx context.Context, req ExperimentRequest, sink
 		}
 		res.Trials = append(res.Trials, block...)
 		if sink.Trials != nil {
-			if err := sink.Trials(trials); err != nil && stop == nil {
-				stop, res.Status = err, ExperimentStopped
+			if err := sink.Trials(trials); err != nil {
+				if stop == nil {
+					stop, res.Status = err, ExperimentStopped
+				}
+			} else if err := j.handedOver(experiment.BlockID(b)); err != nil {
+				return nil, err
 			}
 		}
+	}
+	if err := j.close(res.Status); err != nil {
+		return nil, err
 	}
 	res.TrialsTotal = len(res.Trials)
 	if res.Status == ExperimentStopped {
@@ -471,49 +487,6 @@ func anyMap(m map[string]string) map[string]any {
 	}
 	return out
 }
-
-// journal is an experiment's registration log: every record, a trial's
-// pending registration before it runs and its terminal record after,
-// appended and synced, so a crash mid-experiment leaves on disk which
-// trials were attempted.
-type journal struct{ f *os.File }
-
-// JournalPath is where an experiment's journal lives in a workspace.
-func JournalPath(root, experimentID string) string {
-	return filepath.Join(root, "experiments", experimentID+".jsonl")
-}
-
-func openJournal(root, id string) (*journal, error) {
-	path := JournalPath(root, id)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fault.Wrap(fault.WorkspaceInvalid, err, "create the experiments directory")
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fault.Wrap(fault.WorkspaceInvalid, err, "create the experiment journal")
-	}
-	return &journal{f: f}, nil
-}
-
-func (j *journal) write(bodies ...any) error {
-	var buf []byte
-	for _, b := range bodies {
-		line, err := json.Marshal(inquiry.New("", b))
-		if err != nil {
-			return fault.Wrap(fault.InternalError, err, "encode a journal record")
-		}
-		buf = append(append(buf, line...), '\n')
-	}
-	if _, err := j.f.Write(buf); err != nil {
-		return fault.Wrap(fault.StorageFull, err, "append to the experiment journal")
-	}
-	if err := j.f.Sync(); err != nil {
-		return fault.Wrap(fault.StorageFull, err, "sync the experiment journal")
-	}
-	return nil
-}
-
-func (j *journal) Close() error { return j.f.Close() }
 
 // ExperimentExit is the exit status of a finished experiment: 0 when every
 // trial was attempted (failed trials are results, not errors), 8 when it

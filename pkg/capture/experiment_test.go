@@ -124,8 +124,11 @@ func TestExperimentOutcomes(t *testing.T) {
 		t.Fatalf("outcomes %v", res.Outcomes)
 	}
 	journal := readJournal(t, capture.JournalPath(svc.WS.Root, res.Experiment.ExperimentID))
-	if journal[inquiry.KindTrial] != 16 || journal[inquiry.KindExperiment] != 1 || journal[inquiry.KindVariant] != 4 {
-		t.Fatalf("journal holds %v, want each trial registered then closed (16 trial lines)", journal)
+	// Every trial planned, registered before it ran and closed after (24
+	// trial lines); both blocks handed to the sink; the journal closed.
+	if journal[inquiry.KindTrial] != 24 || journal[inquiry.KindExperiment] != 1 || journal[inquiry.KindVariant] != 4 ||
+		journal["experiment_block_handed_over"] != 2 || journal["experiment_closed"] != 1 || journal["experiment_journal"] != 1 {
+		t.Fatalf("journal holds %v", journal)
 	}
 }
 

@@ -52,6 +52,10 @@ type RecoveryResult struct {
 	Problems []RunProblem `json:"problems"`
 	// StagingRemoved lists abandoned staging directories removed.
 	StagingRemoved []string `json:"staging_removed"`
+	// Experiments are experiments whose process died before closing
+	// them, with the trial records the caller publishes (or writes) and
+	// then closes the journal (CloseJournal).
+	Experiments []RecoveredExperiment `json:"experiments"`
 }
 
 // RecoveredRun is one run recovery changed.
@@ -101,7 +105,7 @@ func (s *Service) Recover(ctx context.Context) (*RecoveryResult, error) {
 func (s *Service) RecoverWith(ctx context.Context, opts RecoverOptions) (*RecoveryResult, error) {
 	res := &RecoveryResult{SchemaVersion: 1, Closed: []RecoveredRun{}, Live: []string{}, Undecided: []string{},
 		Repaired: []RecoveredRun{}, Removed: []RecoveredRun{}, Quarantined: []RecoveredRun{}, ToPublish: []RunRevision{},
-		Published: []string{}, Problems: []RunProblem{}, StagingRemoved: []string{}}
+		Published: []string{}, Problems: []RunProblem{}, StagingRemoved: []string{}, Experiments: []RecoveredExperiment{}}
 	runs := &run.Store{Root: s.WS.Root}
 	ids, err := runs.IDs()
 	if err != nil {
@@ -119,6 +123,10 @@ func (s *Service) RecoverWith(ctx context.Context, opts RecoverOptions) (*Recove
 		}
 	}
 	s.recoverStaging(res)
+	// After the runs: a trial that was running finds its run closed.
+	if res.Experiments, err = s.RecoverExperiments(ctx); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 

@@ -103,7 +103,8 @@ const (
 	TrialCancelled    = "cancelled"
 	TrialOracleFailed = "oracle_failed"
 	TrialUnattempted  = "unattempted"
-	TrialPending      = "pending" // registered, not yet run: never terminal
+	TrialPending      = "pending" // registered, about to run: never terminal
+	TrialPlanned      = "planned" // declared with its experiment: never terminal
 )
 
 // TerminalOutcomes lists the outcomes a trial may end in.

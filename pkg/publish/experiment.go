@@ -135,3 +135,29 @@ func (p *Publisher) checkOwners(ctx context.Context, req capture.ExperimentReque
 	}
 	return nil
 }
+
+// CloseExperiment publishes what recovery found of an experiment whose
+// process died: its unpublished trials, closed, and one run set per
+// variant, then closes its journal. It returns the commit.
+func (p *Publisher) CloseExperiment(ctx context.Context, svc *capture.Service, e capture.RecoveredExperiment) (string, error) {
+	var bodies []any
+	for i := range e.Trials {
+		bodies = append(bodies, &e.Trials[i])
+	}
+	sets, err := capture.VariantRunSets(ctx, p.WS.Root, e.Result, false)
+	if err != nil {
+		return "", err
+	}
+	for i := range sets {
+		bodies = append(bodies, &sets[i])
+	}
+	commit := ""
+	if len(bodies) > 0 {
+		res, err := p.PublishInquiry(ctx, bodies)
+		if err != nil {
+			return "", err
+		}
+		commit = res.CommitID
+	}
+	return commit, svc.CloseJournal(e.ExperimentID, "recovered")
+}

@@ -370,6 +370,13 @@ func recoverCmd(ctx context.Context, c *Context, args []string) error {
 		res.Published, res.CorpusCommitID = out.Published, out.CommitID
 		res.Quarantined = append(res.Quarantined, out.Quarantined...)
 	}
+	for _, e := range res.Experiments {
+		commit, err := c.publisher(svc.WS).CloseExperiment(ctx, svc, e)
+		if err != nil {
+			return err
+		}
+		res.CorpusCommitID = commit
+	}
 	return c.emit(res, func(w io.Writer) {
 		for _, r := range res.Closed {
 			fmt.Fprintf(w, "closed      %s: %s\n", r.RunID, r.Reason)
@@ -395,11 +402,14 @@ func recoverCmd(ctx context.Context, c *Context, args []string) error {
 		for _, s := range res.StagingRemoved {
 			fmt.Fprintf(w, "removed     %s\n", s)
 		}
+		for _, e := range res.Experiments {
+			fmt.Fprintf(w, "closed      experiment %s: %d trial(s) published (%s)\n", e.ExperimentID, len(e.Trials), e.Reason)
+		}
 		if len(res.Published) > 0 {
 			fmt.Fprintf(w, "published   %d run(s) as commit %s\n", len(res.Published), corpus.Short(res.CorpusCommitID))
 		}
 		if len(res.Closed)+len(res.Repaired)+len(res.Removed)+len(res.Quarantined)+len(res.Live)+len(res.Undecided)+
-			len(res.Problems)+len(res.StagingRemoved)+len(res.Published) == 0 {
+			len(res.Problems)+len(res.StagingRemoved)+len(res.Published)+len(res.Experiments) == 0 {
 			fmt.Fprintln(w, "nothing to recover")
 		}
 	})

@@ -117,11 +117,95 @@ blocks = 2
 		switch {
 		case r.Record == "trial" && r.Outcome == "pending":
 			pending++
-		case r.Record == "trial":
+		case r.Record == "trial" && r.Outcome != "planned":
 			closed++
 		}
 	}
 	if pending != 1 || closed != 4 {
 		t.Fatalf("journal: %d pending registrations, %d terminal trials; want 1 and 4", pending, closed)
+	}
+	// Nothing is left for recovery: the experiment is closed.
+	rec := mustOK(t, flameox(t, dir, "recover", "--json"))
+	if strings.Contains(rec.stdout, res.Experiment.ExperimentID) {
+		t.Fatalf("recover found the interrupted experiment open: %s", rec.stdout)
+	}
+}
+
+// TestExperimentCrashRecovered kills `flameox experiment run` (SIGKILL)
+// while its first trial runs: `flameox recover` closes the run, kills
+// what is left of its workload, and closes the experiment: the running
+// trial failed with its run, the others unattempted, all published with
+// a run set for the variant that ran; a second recover finds nothing.
+func TestExperimentCrashRecovered(t *testing.T) {
+	toml := `schema_version = 1
+[workloads.w]
+argv = ["/bin/sh", "-c", "if [ $0 = slow ]; then echo $$ > child.pid; exec sleep 30; fi", "{impl}"]
+timeout_seconds = 60
+[workloads.w.parameters]
+impl = ["slow", "quick"]
+[experiments.e]
+workload = "w"
+variants = ["slow", "quick"]
+design = "fixed_order"
+blocks = 2
+`
+	dir := captureProject(t, toml, "w")
+	cmd := exec.Command(os.Args[0], "experiment", "run", "e", "--adapter", "process")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "FLAMEOX_TEST_AS=flameox")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(dir, "child.pid")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(pidFile); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the first trial never started")
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	out := mustOK(t, flameox(t, dir, "recover", "--json")).stdout
+	var res struct {
+		Closed []struct {
+			RunID string `json:"run_id"`
+		} `json:"closed"`
+		Experiments []struct {
+			ExperimentID string `json:"experiment_id"`
+			Trials       []struct {
+				Outcome string `json:"outcome"`
+				RunID   string `json:"run_id"`
+			} `json:"trials"`
+		} `json:"experiments"`
+		CorpusCommitID string `json:"corpus_commit_id"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Closed) != 1 || len(res.Experiments) != 1 || len(res.Experiments[0].Trials) != 4 || res.CorpusCommitID == "" {
+		t.Fatalf("recover: %s", out)
+	}
+	trials := res.Experiments[0].Trials
+	if trials[0].Outcome != "failed" || trials[0].RunID != res.Closed[0].RunID {
+		t.Fatalf("the running trial: %+v, want failed with run %s", trials[0], res.Closed[0].RunID)
+	}
+	for _, tr := range trials[1:] {
+		if tr.Outcome != "unattempted" || tr.RunID != "" {
+			t.Fatalf("a later trial: %+v", tr)
+		}
+	}
+	b, _ := os.ReadFile(pidFile)
+	if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); processAlive(pid) {
+		t.Fatalf("the trial's process %d survived recovery", pid)
+	}
+	sets := mustOK(t, flameox(t, dir, "run-sets", "list", "--json")).stdout
+	if !strings.Contains(sets, res.Experiments[0].ExperimentID) || !strings.Contains(sets, `"member_count": 1`) {
+		t.Fatalf("run sets after recovery: %s", sets)
+	}
+	if again := mustOK(t, flameox(t, dir, "recover", "--json")).stdout; strings.Contains(again, res.Experiments[0].ExperimentID) {
+		t.Fatalf("a second recover found the experiment again: %s", again)
 	}
 }

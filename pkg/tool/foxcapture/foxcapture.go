@@ -20,6 +20,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/inquiry"
 	"github.com/flameox/flameox/pkg/record"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/services"
@@ -117,6 +118,27 @@ func captureCmd(ctx context.Context, env *cli.Env, verb string, args []string) e
 				if err := w.Write(run.NewRecord(ws.Root, m)); err != nil {
 					return err
 				}
+			}
+		}
+		// A crashed experiment's remaining trials and its run sets, after
+		// the runs they name; written, its journal is closed.
+		for _, e := range res.Experiments {
+			for i := range e.Trials {
+				if err := w.Write(inquiry.New(ws.Root, &e.Trials[i])); err != nil {
+					return err
+				}
+			}
+			sets, err := capture.VariantRunSets(ctx, ws.Root, e.Result, true)
+			if err != nil {
+				return err
+			}
+			for i := range sets {
+				if err := w.Write(inquiry.New(ws.Root, &sets[i])); err != nil {
+					return err
+				}
+			}
+			if err := svc.CloseJournal(e.ExperimentID, "recovered"); err != nil {
+				return err
 			}
 		}
 		return nil
