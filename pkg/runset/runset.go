@@ -190,3 +190,37 @@ func clip(s string) string {
 	}
 	return strings.ToValidUTF8(s, "?")
 }
+
+// Repin makes rs name a commit that holds every member: unchanged when its
+// own commit does; pinned at HEAD when that holds them instead (a set
+// fox-capture froze against the HEAD its runs were captured on, which
+// fox-publish has just published); NOT_FOUND when neither does. The id
+// and membership digest do not depend on the commit and stay as they
+// are. It reports whether the commit changed.
+func Repin(ctx context.Context, root string, rs *inquiry.RunSet) (bool, error) {
+	members, err := inquiry.DecodeMembers(rs.MembersJSON)
+	if err != nil {
+		return false, err
+	}
+	release, err := lock.NewSet(root, lockWait).Lock(ctx, lock.Retention, true)
+	if err != nil {
+		return false, err
+	}
+	defer release()
+	own, err := pin(root, rs.CorpusCommitID)
+	if err != nil {
+		return false, err
+	}
+	if checkRuns(ctx, own, members) == nil {
+		return false, nil
+	}
+	head, err := corpus.Pin(root)
+	if err != nil {
+		return false, err
+	}
+	if err := checkRuns(ctx, head, members); err != nil {
+		return false, err
+	}
+	rs.CorpusCommitID = head.Commit.CommitID
+	return true, nil
+}

@@ -34,6 +34,7 @@ import (
 	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/record"
 	"github.com/flameox/flameox/pkg/run"
+	"github.com/flameox/flameox/pkg/runset"
 	"github.com/flameox/flameox/pkg/services/publishing"
 	"github.com/flameox/flameox/pkg/workspace"
 )
@@ -210,12 +211,24 @@ func (p *pipeline) workspace(named string) error {
 }
 
 func (p *pipeline) flush() error {
-	// Inquiry records first: an experiment's trials name runs that the
-	// same stream carries, and a run set names the runs' commit, which
-	// the runner pinned before any of them was published.
+	// Runs first: an experiment's trials and run sets, later in the same
+	// stream, name them.
+	if err := p.flushRuns(); err != nil {
+		return err
+	}
 	if len(p.inquiry) > 0 {
 		bodies := p.inquiry
 		p.inquiry = nil
+		// A run set fox-capture froze names the HEAD its runs were
+		// captured against; published just now, they are at HEAD, where
+		// the set is pinned (its id and digest do not name a commit).
+		for _, b := range bodies {
+			if rs, ok := b.(*inquiry.RunSet); ok {
+				if _, err := runset.Repin(p.ctx, p.ws.Root, rs); err != nil {
+					return err
+				}
+			}
+		}
 		pub := publishing.Publisher(p.ws, p.env.Now)
 		res, err := pub.PublishInquiry(p.ctx, bodies)
 		if err != nil {
@@ -250,6 +263,10 @@ func (p *pipeline) flush() error {
 		}
 		fmt.Fprintf(p.env.Stderr, "fox-publish: %d analysis record(s) in generation %s\n", len(rows), res.GenerationID)
 	}
+	return nil
+}
+
+func (p *pipeline) flushRuns() error {
 	if len(p.pending) == 0 {
 		return nil
 	}
