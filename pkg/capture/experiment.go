@@ -10,10 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/digest"
+	"github.com/flameox/flameox/pkg/evidence/schema"
 	"github.com/flameox/flameox/pkg/experiment"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/inquiry"
+	"github.com/flameox/flameox/pkg/lock"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/runset"
 	"github.com/flameox/flameox/pkg/workload"
@@ -127,6 +130,9 @@ func (s *Service) RunExperiment(ctx context.Context, req ExperimentRequest, sink
 	if req.ExpectedDesign != "" && req.ExpectedDesign != p.DesignID {
 		return nil, fault.New(fault.InvalidCapturePlan, "experiment %s changed since it was planned", p.Experiment).
 			Fix("Plan the experiment again, review it, and run that plan.")
+	}
+	if err := s.checkOwners(ctx, req); err != nil {
+		return nil, err
 	}
 	// Refuse before anything is recorded when any combination cannot be
 	// captured (an unapproved workload, a missing collector).
@@ -528,4 +534,60 @@ func VariantRunSets(ctx context.Context, root string, res *ExperimentResult, unp
 		sets = append(sets, *rs)
 	}
 	return sets, nil
+}
+
+// checkOwners refuses, before anything is recorded, an experiment whose
+// named investigation or hypothesis the corpus does not hold: the
+// publisher would refuse its declaration, but only after every trial had
+// run when fox-capture writes the records for fox-publish.
+func (s *Service) checkOwners(ctx context.Context, req ExperimentRequest) error {
+	if req.InvestigationID == "" && req.HypothesisID == "" {
+		return nil
+	}
+	release, err := s.WS.Locks().Lock(ctx, lock.Retention, true)
+	if err != nil {
+		return err
+	}
+	defer release()
+	snap, err := corpus.Pin(s.WS.Root)
+	if err != nil {
+		return err
+	}
+	has := func(t *schema.Table, col, id string) (bool, error) {
+		found := false
+		for _, f := range snap.Files[t.Name] {
+			err := schema.Scan(ctx, t, f, []string{col}, func(row []any) error {
+				if row[0] == id {
+					found = true
+				}
+				return nil
+			})
+			if err != nil {
+				return false, fault.Wrap(fault.ArtifactIntegrityFailed, err, "read the %s of commit %s", t.Name, snap.Commit.CommitID)
+			}
+		}
+		return found, nil
+	}
+	if req.InvestigationID != "" {
+		ok, err := has(schema.Investigations, "investigation_id", req.InvestigationID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fault.New(fault.NotFound, "investigation %s does not exist", req.InvestigationID).
+				With("investigation_id", req.InvestigationID).
+				FixSteps("List investigations with %s, or leave the investigation out to open one.",
+					fault.Step{Command: "flameox investigations list", Tool: "list_investigations"})
+		}
+	}
+	if req.HypothesisID != "" {
+		ok, err := has(schema.Hypotheses, "hypothesis_id", req.HypothesisID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fault.New(fault.NotFound, "hypothesis %s does not exist", req.HypothesisID).With("hypothesis_id", req.HypothesisID)
+		}
+	}
+	return nil
 }

@@ -3,10 +3,6 @@ package publish
 import (
 	"context"
 
-	"github.com/flameox/flameox/pkg/corpus"
-	"github.com/flameox/flameox/pkg/evidence/schema"
-	"github.com/flameox/flameox/pkg/fault"
-
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/experiment"
 	"github.com/flameox/flameox/pkg/inquiry"
@@ -76,9 +72,6 @@ func (p *Publisher) RunExperiment(ctx context.Context, svc *capture.Service, req
 		},
 		Trial: onTrial,
 	}
-	if err := p.checkOwners(ctx, req); err != nil {
-		return nil, err
-	}
 	res, err := svc.RunExperiment(ctx, req, sink)
 	if err != nil {
 		return nil, err
@@ -98,42 +91,6 @@ func (p *Publisher) RunExperiment(ctx context.Context, svc *capture.Service, req
 	}
 	res.RunSets, res.CorpusCommitID = sets, commit
 	return res, nil
-}
-
-// checkOwners refuses, before any trial runs, an experiment whose named
-// investigation or hypothesis the corpus does not hold (the publication
-// of its declaration would refuse it too, but only after the plan and
-// the workload's checks).
-func (p *Publisher) checkOwners(ctx context.Context, req capture.ExperimentRequest) error {
-	if req.InvestigationID == "" && req.HypothesisID == "" {
-		return nil
-	}
-	snap, err := corpus.Pin(p.WS.Root)
-	if err != nil {
-		return err
-	}
-	if req.InvestigationID != "" {
-		known, err := scanIDs(ctx, snap, schema.Investigations, "investigation_id")
-		if err != nil {
-			return err
-		}
-		if !known[req.InvestigationID] {
-			return fault.New(fault.NotFound, "investigation %s does not exist", req.InvestigationID).
-				With("investigation_id", req.InvestigationID).
-				FixSteps("List investigations with %s, or leave the investigation out to open one.",
-					fault.Step{Command: "flameox investigations list", Tool: "list_investigations"})
-		}
-	}
-	if req.HypothesisID != "" {
-		latest, err := HypothesisRevisions(ctx, snap)
-		if err != nil {
-			return err
-		}
-		if latest[req.HypothesisID] == 0 {
-			return fault.New(fault.NotFound, "hypothesis %s does not exist", req.HypothesisID).With("hypothesis_id", req.HypothesisID)
-		}
-	}
-	return nil
 }
 
 // CloseExperiment publishes what recovery found of an experiment whose
