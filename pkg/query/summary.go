@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/cursor"
@@ -42,14 +43,18 @@ type SummaryRequest struct {
 type SummaryRow struct {
 	// Worker is where the benchmark ran: the package for go test; empty
 	// for pyperf, whose values are pooled over its worker processes.
-	Worker  string  `json:"worker,omitempty"`
-	Subject string  `json:"subject"`
-	Name    string  `json:"name"`
-	Unit    string  `json:"unit"`
-	N       int     `json:"n"`
-	Median  float64 `json:"median"`
-	Min     float64 `json:"min"`
-	Max     float64 `json:"max"`
+	Worker string `json:"worker,omitempty"`
+	// Config is the rest of a go test benchmark's identity: the
+	// configuration keys in force at its lines and gomaxprocs
+	// (benchstat's .config); empty for other producers.
+	Config  map[string]string `json:"config,omitempty"`
+	Subject string            `json:"subject"`
+	Name    string            `json:"name"`
+	Unit    string            `json:"unit"`
+	N       int               `json:"n"`
+	Median  float64           `json:"median"`
+	Min     float64           `json:"min"`
+	Max     float64           `json:"max"`
 	// IQR is the interquartile range (empirical quantiles, gonum).
 	IQR float64 `json:"iqr"`
 	// CILow and CIHigh bound the median at Confidence; null when there are
@@ -86,19 +91,30 @@ const summaryFilters = `m.run_id = $1 AND m.scope = 'benchmark' AND ($2 = '' OR 
 // the values of all of them: its rows are pooled across workers.
 const summaryWorker = `CASE WHEN starts_with(m.name, 'pyperf.') THEN '' ELSE coalesce(m.worker_id, '') END`
 
+// summaryConfig is the rest of a go test benchmark's identity, as
+// benchstat keys its tables by .config: every configuration key in force
+// at the result's line (goos, goarch, pkg, cpu, user keys) and the
+// GOMAXPROCS suffix, as sorted key=value lines (a configuration value
+// holds no newline; a key no '='); the name parts and the original unit
+// are not configuration. The same benchmark under two toolchains in one
+// file is two rows. Other producers have none.
+const summaryConfig = `CASE WHEN starts_with(m.name, 'gobench.') THEN coalesce(array_to_string(list_sort(list_transform(
+  list_filter(map_entries(m.dimensions), lambda e: NOT starts_with(e.key, 'name.') AND e.key <> 'orig_unit'),
+  lambda e: e.key || '=' || e.value)), chr(10)), '') ELSE '' END`
+
 var (
 	// One row per benchmark, metric and unit, its values as a sorted list:
 	// the statistics are benchstat's own (benchmath), computed in Go.
-	qSummary = catalog.Query{Name: "measurements.summary", Version: "2", SQL: `
-SELECT ` + summaryWorker + `, coalesce(m.subject, ''), m.name, m.unit,
+	qSummary = catalog.Query{Name: "measurements.summary", Version: "3", SQL: `
+SELECT ` + summaryWorker + `, ` + summaryConfig + `, coalesce(m.subject, ''), m.name, m.unit,
        list(coalesce(m.value_float, m.value_int::DOUBLE) ORDER BY coalesce(m.value_float, m.value_int::DOUBLE))
 FROM measurements_current m
 WHERE ` + summaryFilters + `
-GROUP BY 1, 2, 3, 4
-ORDER BY 1, 2, ` + unitRank + `, 3, 4
+GROUP BY 1, 2, 3, 4, 5
+ORDER BY 1, 2, 3, ` + unitRank + `, 4, 5
 LIMIT $5 OFFSET $6`}
-	qSummaryCount = catalog.Query{Name: "measurements.summary_count", Version: "2", SQL: `
-SELECT count(*) FROM (SELECT 1 FROM measurements_current m WHERE ` + summaryFilters + ` GROUP BY ` + summaryWorker + `, coalesce(m.subject, ''), m.name, m.unit)`}
+	qSummaryCount = catalog.Query{Name: "measurements.summary_count", Version: "3", SQL: `
+SELECT count(*) FROM (SELECT 1 FROM measurements_current m WHERE ` + summaryFilters + ` GROUP BY ` + summaryWorker + `, ` + summaryConfig + `, coalesce(m.subject, ''), m.name, m.unit)`}
 )
 
 // SummarizeMeasurements summarises a run's benchmark values per benchmark
@@ -115,7 +131,7 @@ func SummarizeMeasurements(ctx context.Context, ws *workspace.Workspace, req Sum
 	return with(ctx, ws, func(s *Session) (*MeasurementSummary, error) {
 		filters := req
 		filters.Limit, filters.Cursor = 0, ""
-		want, key, err := s.resume(qSummary, filters, "worker, subject, unit rank, name, unit", req.Cursor)
+		want, key, err := s.resume(qSummary, filters, "worker, config, subject, unit rank, name, unit", req.Cursor)
 		if err != nil {
 			return nil, err
 		}
@@ -129,9 +145,11 @@ func SummarizeMeasurements(ctx context.Context, ws *workspace.Workspace, req Sum
 			for rows.Next() {
 				var r SummaryRow
 				var values []any
-				if err := rows.Scan(&r.Worker, &r.Subject, &r.Name, &r.Unit, &values); err != nil {
+				var config string
+				if err := rows.Scan(&r.Worker, &config, &r.Subject, &r.Name, &r.Unit, &values); err != nil {
 					return err
 				}
+				r.Config = configOf(config)
 				if len(res.Rows) == limit {
 					res.Truncated = true
 					break
@@ -190,4 +208,17 @@ func summarize(r SummaryRow, xs []float64) SummaryRow {
 		}
 	}
 	return r
+}
+
+// configOf reads summaryConfig's key=value lines; nil for none.
+func configOf(text string) map[string]string {
+	if text == "" {
+		return nil
+	}
+	c := map[string]string{}
+	for _, line := range strings.Split(text, "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		c[k] = v
+	}
+	return c
 }

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/csv"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,16 +23,38 @@ import (
 )
 
 // benchstatRow is one cell of `benchstat -format csv FILE`: the median
-// and the ± of one benchmark and unit in one package.
+// and the ± of one benchmark and unit under one configuration.
 type benchstatRow struct {
 	median float64
 	ci     string
 }
 
+// cellKey names a benchmark's cell: its configuration (sorted key=value
+// text of the keys in force, empty values left out, gomaxprocs apart), its
+// name as benchstat prints it (with the -N suffix) and its unit.
+type cellKey struct{ config, name, unit string }
+
+// configLine is a benchfmt configuration line: a key that starts with a
+// lower-case letter and holds no space or upper-case letter, a colon,
+// and the value (possibly empty).
+var configLine = regexp.MustCompile(`^([a-z][^\sA-Z:]*):(?:\s(.*))?$`)
+
+func configText(c map[string]string) string {
+	var kv []string
+	for k, v := range c {
+		if v != "" {
+			kv = append(kv, k+"="+v)
+		}
+	}
+	sort.Strings(kv)
+	return strings.Join(kv, " ")
+}
+
 // benchstatCSV runs the real benchstat (built from golang.org/x/perf, the
-// module flameox already requires) on file and returns its cells keyed by
-// package, benchmark (without the -GOMAXPROCS suffix) and unit.
-func benchstatCSV(t *testing.T, file string) map[[3]string]benchstatRow {
+// module flameox already requires) on file and returns its cells. Each
+// table starts with the configuration lines that changed; names may hold
+// commas, so the other lines are read as CSV.
+func benchstatCSV(t *testing.T, file string) map[cellKey]benchstatRow {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "benchstat")
 	if out, err := exec.Command(testenv.Go(t), "build", "-o", bin, "golang.org/x/perf/cmd/benchstat").CombinedOutput(); err != nil {
@@ -39,17 +64,23 @@ func benchstatCSV(t *testing.T, file string) map[[3]string]benchstatRow {
 	if err != nil {
 		t.Fatalf("benchstat: %v", err)
 	}
-	procs := regexp.MustCompile(`-\d+$`)
-	cells := map[[3]string]benchstatRow{}
-	pkg, unit := "", ""
+	cells := map[cellKey]benchstatRow{}
+	config, unit := map[string]string{}, ""
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		line := sc.Text()
-		if v, ok := strings.CutPrefix(line, "pkg: "); ok {
-			pkg = v
+		// A table names the configuration keys that changed since the
+		// one before (an empty value: the key is gone).
+		if m := configLine.FindStringSubmatch(line); m != nil {
+			config[m[1]] = strings.TrimSpace(m[2])
 			continue
 		}
-		f := strings.Split(line, ",")
+		r := csv.NewReader(strings.NewReader(line))
+		r.FieldsPerRecord = -1
+		f, err := r.Read()
+		if err != nil {
+			continue // a blank line between tables
+		}
 		switch {
 		case len(f) == 3 && f[0] == "" && f[2] == "CI":
 			unit = f[1]
@@ -58,41 +89,59 @@ func benchstatCSV(t *testing.T, file string) map[[3]string]benchstatRow {
 			if err != nil {
 				t.Fatalf("benchstat csv %q: %v", line, err)
 			}
-			cells[[3]string{pkg, procs.ReplaceAllString(f[0], ""), unit}] = benchstatRow{v, f[2]}
+			cells[cellKey{configText(config), f[0], unit}] = benchstatRow{v, f[2]}
 		}
 	}
 	return cells
 }
 
-// resultLines counts the file's own result lines per package and benchmark
-// (read independently of benchfmt): what n must be.
+// resultLines counts the file's own result lines per configuration and
+// benchmark (read independently of benchfmt): what n must be. A
+// configuration line sets its key for the lines after it, an empty value
+// deletes it.
 func resultLines(t *testing.T, file string) map[[2]string]int {
 	t.Helper()
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	procs := regexp.MustCompile(`-\d+$`)
 	n := map[[2]string]int{}
-	pkg := ""
+	config := map[string]string{}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "pkg: "); ok {
-			pkg = v
+		if m := configLine.FindStringSubmatch(line); m != nil {
+			config[m[1]] = strings.TrimSpace(m[2])
+			continue
 		}
 		if f := strings.Fields(line); len(f) > 2 && strings.HasPrefix(f[0], "Benchmark") {
 			if _, err := strconv.Atoi(f[1]); err == nil {
-				n[[2]string{pkg, procs.ReplaceAllString(strings.TrimPrefix(f[0], "Benchmark"), "")}]++
+				n[[2]string{configText(config), strings.TrimPrefix(f[0], "Benchmark")}]++
 			}
 		}
 	}
 	return n
 }
 
+// key is the cell of summary row r: its configuration without gomaxprocs,
+// and its subject with the -N suffix back on, as benchstat names it.
+func (r SummaryRow) key() (config, name string) {
+	c := maps.Clone(r.Config)
+	if c == nil {
+		c = map[string]string{}
+	}
+	name = r.Subject
+	if p, ok := c["gomaxprocs"]; ok {
+		name += "-" + p
+		delete(c, "gomaxprocs")
+	}
+	return configText(c), name
+}
+
 // TestSummaryEqualsBenchstat imports real go test -bench files and checks
 // every summary row against benchstat on the same file: the same median
 // (to float rounding), the same ± and a count equal to the file's own.
 func TestSummaryEqualsBenchstat(t *testing.T) {
-	for _, name := range []string{"golang-perf__suffixarray.bench", "golang-perf__crc-old.txt", "golang-perf__bent-20200101T213604.Base.stdout"} {
+	for _, name := range []string{"golang-perf__suffixarray.bench", "golang-perf__crc-old.txt", "golang-perf__bent-20200101T213604.Base.stdout",
+		"golang-perf__benchseries-Go1.17-opt.20220105T213212", "golang-perf__bent-20200101T024818.BaseNl.benchsize"} {
 		t.Run(name, func(t *testing.T) {
 			file, _ := filepath.Abs(filepath.Join("testdata", name))
 			f := newFixture(t)
@@ -131,23 +180,24 @@ func TestSummaryEqualsBenchstat(t *testing.T) {
 				t.Errorf("%d summary rows, benchstat has %d cells", len(rows), len(want))
 			}
 			for _, r := range rows {
-				unit := r.Unit
-				w, ok := want[[3]string{r.Worker, r.Subject, unit}]
+				config, name := r.key()
+				where := name + " " + r.Unit + " [" + config + "]"
+				w, ok := want[cellKey{config, name, r.Unit}]
 				if !ok {
-					t.Errorf("%s %s %s: benchstat has no such cell", r.Worker, r.Subject, unit)
+					t.Errorf("%s: benchstat has no such cell", where)
 					continue
 				}
 				if math.Abs(r.Median-w.median) > 1e-9*math.Abs(w.median) {
-					t.Errorf("%s %s %s: median %v, benchstat %v", r.Worker, r.Subject, unit, r.Median, w.median)
+					t.Errorf("%s: median %v, benchstat %v", where, r.Median, w.median)
 				}
 				if r.Range != w.ci {
-					t.Errorf("%s %s %s: ± %s, benchstat %s", r.Worker, r.Subject, unit, r.Range, w.ci)
+					t.Errorf("%s: ± %s, benchstat %s", where, r.Range, w.ci)
 				}
-				if c := counts[[2]string{r.Worker, r.Subject}]; r.N != c {
-					t.Errorf("%s %s %s: n %d, the file has %d result lines", r.Worker, r.Subject, unit, r.N, c)
+				if c := counts[[2]string{config, name}]; r.N != c {
+					t.Errorf("%s: n %d, the file has %d result lines", where, r.N, c)
 				}
 				if r.Min > r.Median || r.Median > r.Max || r.IQR < 0 || r.IQR > r.Max-r.Min {
-					t.Errorf("%s %s %s: min %v median %v max %v iqr %v out of order", r.Worker, r.Subject, unit, r.Min, r.Median, r.Max, r.IQR)
+					t.Errorf("%s: min %v median %v max %v iqr %v out of order", where, r.Min, r.Median, r.Max, r.IQR)
 				}
 			}
 		})

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -49,6 +51,13 @@ func renderSummary(w io.Writer, res *query.MeasurementSummary) {
 	if len(workers) == 1 && len(res.Rows) > 0 && res.Rows[0].Worker != "" {
 		fmt.Fprintf(w, "worker  %s\n", cli.Name(res.Rows[0].Worker))
 	}
+	common, varying, index := configs(res.Rows)
+	if common != "" {
+		fmt.Fprintf(w, "config  %s\n", common)
+	}
+	for i, c := range varying {
+		fmt.Fprintf(w, "config %d  %s\n", i+1, c)
+	}
 	var notes []string
 	noteOf := map[string]int{}
 	if len(res.Rows) > 0 {
@@ -58,9 +67,15 @@ func renderSummary(w io.Writer, res *query.MeasurementSummary) {
 		if len(workers) > 1 {
 			head = append([]string{"WORKER"}, head...)
 		}
+		if len(varying) > 0 {
+			head = append([]string{"CONFIG"}, head...)
+		}
 		fmt.Fprintln(tw, strings.Join(head, "\t"))
-		for _, r := range res.Rows {
+		for ri, r := range res.Rows {
 			var row []string
+			if len(varying) > 0 {
+				row = append(row, fmt.Sprint(index[ri]))
+			}
 			if len(workers) > 1 {
 				row = append(row, cli.Name(orDash(r.Worker)))
 			}
@@ -91,4 +106,55 @@ func renderSummary(w io.Writer, res *query.MeasurementSummary) {
 	footer(w, res.Returned, res.Total, res.Truncated, res.Cursor)
 	fmt.Fprintf(w, "medians with a %.0f%% distribution-free interval, as benchstat computes them (golang.org/x/perf/benchmath)\n",
 		query.SummaryConfidence*100)
+}
+
+// configs splits the rows' go test configurations (benchstat's .config)
+// into the keys every row shares, printed once, and the keys that vary,
+// printed as numbered configurations the CONFIG column points to (index
+// is each row's, 1-based; 0 for a row without one).
+func configs(rows []query.SummaryRow) (common string, varying []string, index []int) {
+	index = make([]int, len(rows))
+	shared := map[string]string{}
+	first := true
+	for _, r := range rows {
+		if r.Config == nil {
+			continue
+		}
+		if first {
+			maps.Copy(shared, r.Config)
+			first = false
+			continue
+		}
+		for k, v := range shared {
+			if x, ok := r.Config[k]; !ok || x != v {
+				delete(shared, k)
+			}
+		}
+	}
+	text := func(c map[string]string, keep func(string) bool) string {
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(c)) {
+			if keep(k) {
+				kv = append(kv, cli.Name(k)+"="+cli.Safe(c[k]))
+			}
+		}
+		return strings.Join(kv, " ")
+	}
+	common = text(shared, func(string) bool { return true })
+	seen := map[string]int{}
+	for i, r := range rows {
+		if r.Config == nil {
+			continue
+		}
+		v := text(r.Config, func(k string) bool { _, same := shared[k]; return !same })
+		if v == "" {
+			continue
+		}
+		if _, ok := seen[v]; !ok {
+			varying = append(varying, v)
+			seen[v] = len(varying)
+		}
+		index[i] = seen[v]
+	}
+	return common, varying, index
 }
