@@ -9,6 +9,8 @@ import (
 	"github.com/flameox/flameox/pkg/adapter/all"
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/experiment"
+	"github.com/flameox/flameox/pkg/inquiry"
+	"github.com/flameox/flameox/pkg/query"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -53,6 +55,9 @@ func (s *server) addExperimentTools() {
 	addTool(s, &mcp.Tool{Name: "plan_experiment",
 		Description: "Every trial of a declared experiment in run order (block, variant, parameters, seed) and a single-use plan_token for start_experiment; runs nothing.",
 		Annotations: readOnly("Plan experiment")}, s.planExperiment, enum("adapter", adapters...))
+	addTool(s, &mcp.Tool{Name: "get_experiment",
+		Description: "A published experiment: its design and decision rule, each variant's trial outcomes, its run sets, and its trials in block order (paged; outcome filters).",
+		Annotations: readOnly("Get experiment")}, s.getExperiment, limitSchema(listLimit), enum("outcome", inquiry.TerminalOutcomes()...))
 	addTool(s, &mcp.Tool{Name: "start_experiment",
 		Description: "Run the experiment a plan_token names as a background job: each trial is captured and published; poll get_job (progress per trial), cancel_job stops it and records the rest unattempted.",
 		Annotations: &mcp.ToolAnnotations{Title: "Start experiment job", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
@@ -139,4 +144,19 @@ func summarize(res *capture.ExperimentResult) *capture.ExperimentResult {
 		sum.Limitations = append(slices.Clone(sum.Limitations), "run_sets leave out members_json here: get_run_set lists the members")
 	}
 	return &sum
+}
+
+func (s *server) getExperiment(ctx context.Context, _ *mcp.CallToolRequest, in query.GetExperimentRequest) (*query.ExperimentDetail, string, error) {
+	ws, err := s.workspace()
+	if err != nil {
+		return nil, "", err
+	}
+	if in.Limit == 0 {
+		in.Limit = listLimit
+	}
+	res, err := query.GetExperiment(ctx, ws, in)
+	if err != nil {
+		return nil, "", err
+	}
+	return res, fmt.Sprintf("experiment %s: %d variant(s), %d run set(s); %d of %d trial(s) shown", res.ExperimentID, len(res.Variants), len(res.RunSets), res.Returned, res.Total), nil
 }

@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
@@ -33,6 +34,9 @@ blocks = 2
 type experimentJob struct {
 	job
 	Experiment *struct {
+		Experiment struct {
+			ExperimentID string `json:"experiment_id"`
+		} `json:"experiment"`
 		Status      string         `json:"status"`
 		Outcomes    map[string]int `json:"outcomes"`
 		TrialsTotal int            `json:"trials_total"`
@@ -105,6 +109,17 @@ func TestExperimentJob(t *testing.T) {
 	}
 	if n := len(env.raw); n > 8<<10 {
 		t.Fatalf("get_job's experiment result is %d bytes, over 8 KiB", n)
+	}
+	// The published experiment reads back the same over MCP and the CLI.
+	expID := e.Experiment.ExperimentID
+	got := mcpResult(t, c, "get_experiment", map[string]any{"experiment_id": expID})
+	want := porcelainJSON(t, dir, "experiment", "show", expID, "--limit", "20")
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("get_experiment differs from flameox experiment show --json\nMCP: %v\nCLI: %v", got, want)
+	}
+	detail := got.(map[string]any)
+	if detail["total"].(float64) != 6 || len(detail["run_sets"].([]any)) != 2 || len(detail["variants"].([]any)) != 2 {
+		t.Fatalf("get_experiment: %v", detail)
 	}
 }
 

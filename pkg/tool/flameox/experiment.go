@@ -12,6 +12,7 @@ import (
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/experiment"
 	"github.com/flameox/flameox/pkg/inquiry"
+	"github.com/flameox/flameox/pkg/query"
 )
 
 // experimentCommands are the experiment group.
@@ -19,6 +20,7 @@ func experimentCommands() []*Command {
 	return []*Command{
 		{Name: "experiment plan", Args: "NAME --adapter ADAPTER", Summary: "every trial of a declared experiment in order (block, variant, parameters, seed), without running anything", MCPTool: "plan_experiment", Run: experimentPlan},
 		{Name: "experiment run", Args: "NAME --adapter ADAPTER", Summary: "run every trial of a declared experiment, publishing each run, trial and one frozen run set per variant", MCPTool: "start_experiment", Run: experimentRun},
+		{Name: "experiment show", Args: "EXPERIMENT_ID", Summary: "a published experiment: design, each variant's trial outcomes, run sets, and its trials in block order (--outcome filters)", MCPTool: "get_experiment", Run: experimentShow},
 	}
 }
 
@@ -134,4 +136,59 @@ func renderExperimentRun(w io.Writer, res *capture.ExperimentResult) {
 	if res.CorpusCommitID != "" {
 		fmt.Fprintf(w, "published    commit %s\n", corpus.Short(res.CorpusCommitID))
 	}
+}
+
+func experimentShow(ctx context.Context, c *Context, args []string) error {
+	fs := c.flags("experiment show", "EXPERIMENT_ID [--outcome O] [--limit N] [--cursor C]")
+	var req query.GetExperimentRequest
+	fs.StringVar(&req.Outcome, "outcome", "", "only trials with this outcome ("+strings.Join(inquiry.TerminalOutcomes(), ", ")+")")
+	cli.PageFlags(fs, &req.Limit, &req.Cursor, query.DefaultLimit, query.MaxLimit)
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return cli.Usagef("experiment show needs exactly one EXPERIMENT_ID")
+	}
+	req.ExperimentID = fs.Arg(0)
+	ws, err := c.workspace()
+	if err != nil {
+		return err
+	}
+	res, err := query.GetExperiment(ctx, ws, req)
+	if err != nil {
+		return err
+	}
+	return c.emit(res, func(w io.Writer) { renderExperimentShow(w, res) })
+}
+
+func renderExperimentShow(w io.Writer, res *query.ExperimentDetail) {
+	fmt.Fprintf(w, "experiment   %s  (investigation %s)\n", res.ExperimentID, res.InvestigationID)
+	fmt.Fprintf(w, "decision     %s (%s), %s, threshold %g, confidence %g, seed %d\n", cli.Safe(res.PrimaryMetric), res.Polarity, res.Estimand,
+		res.PracticalThreshold, res.ConfidenceLevel, res.RandomSeed)
+	for _, v := range res.Variants {
+		var counts []string
+		for _, o := range inquiry.TerminalOutcomes() {
+			if n := v.Outcomes[o]; n > 0 {
+				counts = append(counts, fmt.Sprintf("%d %s", n, o))
+			}
+		}
+		fmt.Fprintf(w, "variant      %s  %s\n", cli.Name(v.Name), orDash(strings.Join(counts, ", ")))
+	}
+	for _, rs := range res.RunSets {
+		fmt.Fprintf(w, "run set      %s  %d runs\n", rs.RunSetID, rs.MemberCount)
+	}
+	if len(res.Trials) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "BLOCK\tORDER\tVARIANT\tOUTCOME\tRUN\tWHY")
+		for _, t := range res.Trials {
+			order := "-"
+			if t.OrderInBlock != nil {
+				order = fmt.Sprint(*t.OrderInBlock)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", orDash(t.BlockID), order, cli.Name(t.Variant), t.Outcome, orDash(t.RunID), cli.Safe(t.ExclusionReason))
+		}
+		tw.Flush()
+	}
+	footer(w, res.Returned, res.Total, res.Truncated, res.Cursor)
 }
