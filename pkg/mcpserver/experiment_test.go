@@ -111,6 +111,9 @@ func TestExperimentJob(t *testing.T) {
 		t.Fatalf("get_job's experiment result is %d bytes, over 8 KiB", n)
 	}
 	// The published experiment reads back the same over MCP and the CLI.
+	if len(done.NextTools) == 0 || done.NextTools[0].Tool != "get_experiment" || done.NextTools[0].Arguments["experiment_id"] != e.Experiment.ExperimentID {
+		t.Fatalf("a finished experiment job's next tools: %+v", done.NextTools)
+	}
 	expID := e.Experiment.ExperimentID
 	got := mcpResult(t, c, "get_experiment", map[string]any{"experiment_id": expID})
 	want := porcelainJSON(t, dir, "experiment", "show", expID, "--limit", "20")

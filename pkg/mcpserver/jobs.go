@@ -254,6 +254,14 @@ func (st *jobStore) snapshot(j *job) Job {
 	case !v.Terminal:
 		v.Then(fault.Step{Tool: "get_job", Arguments: map[string]any{"job_id": v.JobID, "wait_seconds": 20}},
 			fault.Step{Tool: "cancel_job", Arguments: map[string]any{"job_id": v.JobID}})
+	case v.Experiment != nil:
+		// Every trial, not the job's first few; then the runs of one arm.
+		id := v.Experiment.Experiment.ExperimentID
+		v.Then(fault.Step{Command: "flameox experiment show " + id, Tool: "get_experiment", Arguments: map[string]any{"experiment_id": id}})
+		if len(v.Experiment.RunSets) > 0 {
+			rs := v.Experiment.RunSets[0].RunSetID
+			v.Then(fault.Step{Command: "flameox run-sets show " + rs, Tool: "get_run_set", Arguments: map[string]any{"run_set_id": rs}})
+		}
 	case v.RunID != "" && v.Status == JobSucceeded:
 		v.Then(fault.Step{Command: "flameox analyze hotspots " + v.RunID, Tool: "analyze_hotspots", Arguments: map[string]any{"input": v.RunID}},
 			fault.Step{Command: "flameox runs show " + v.RunID, Tool: "get_run", Arguments: map[string]any{"run_id": v.RunID}})
