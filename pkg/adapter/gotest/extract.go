@@ -88,7 +88,7 @@ func extract(ctx context.Context, in adapter.ExtractInput, sink adapter.Sink) (*
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, 0, fault.Wrap(fault.ArtifactParseFailed, err, "read the go test output")
 	}
-	w := &rows{sink: sink, runID: in.RunID, art: in.ArtifactID}
+	w := &rows{adapter.Measurements{Sink: sink, RunID: in.RunID, ArtifactID: in.ArtifactID}}
 	p := newParser(ctx, w.bench)
 	stream := isStream(head[:k])
 	if stream {
@@ -98,27 +98,27 @@ func extract(ctx context.Context, in adapter.ExtractInput, sink adapter.Sink) (*
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return &p.t, w.n, ctx.Err()
+			return &p.t, w.N, ctx.Err()
 		}
-		return &p.t, w.n, fault.Wrap(fault.ArtifactParseFailed, err, "read the go test output")
+		return &p.t, w.N, fault.Wrap(fault.ArtifactParseFailed, err, "read the go test output")
 	}
 	if p.t.results == 0 && len(p.t.suites) == 0 {
-		return &p.t, w.n, fault.New(fault.ArtifactParseFailed,
+		return &p.t, w.N, fault.New(fault.ArtifactParseFailed,
 			"no Go benchmark result or test2json event found (%d unparsable benchmark lines)", p.t.syntax).
 			With("syntax_errors", fmt.Sprint(p.t.syntax)).
 			Fix("Extract the stdout of `go test -bench …` or `go test -json …`.")
 	}
 	for _, s := range p.t.suites {
 		if err := w.tests(s); err != nil {
-			return &p.t, w.n, err
+			return &p.t, w.N, err
 		}
 		run, build, err := w.phases(s, in.Started)
 		if err != nil {
-			return &p.t, w.n, err
+			return &p.t, w.N, err
 		}
 		p.t.runTimes, p.t.buildTimes = p.t.runTimes+b2i(run), p.t.buildTimes+b2i(build)
 	}
-	return &p.t, w.n, nil
+	return &p.t, w.N, nil
 }
 
 func limitations(t *tally) []string {

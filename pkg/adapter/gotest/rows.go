@@ -13,25 +13,9 @@ import (
 // rows writes measurements rows through schema.MeasurementWriter. The
 // writer is opened on the first row, so an input without evidence leaves
 // no table behind.
-type rows struct {
-	sink       adapter.Sink
-	runID, art string
-	w          *schema.MeasurementWriter
-	n          int64
-}
+type rows struct{ adapter.Measurements }
 
-func (r *rows) write(x schema.Measurement) error {
-	if r.w == nil {
-		w, err := r.sink.Table(schema.Measurements)
-		if err != nil {
-			return err
-		}
-		r.w = schema.NewMeasurementWriter(w)
-	}
-	x.RunID, x.ArtifactID = r.runID, r.art
-	r.n++
-	return r.w.Write(x)
-}
+func (r *rows) write(x schema.Measurement) error { return r.Write(x) }
 
 // bench writes one row per value of a benchmark result: the value in
 // benchfmt's tidied unit (sec/op, B/op, B/s, custom units unchanged) as a
@@ -68,7 +52,7 @@ func (r *rows) bench(res result) error {
 			d["orig_unit"] = clean(v.OrigUnit)
 		}
 		unit := clean(v.Unit)
-		id, err := digest.Of(map[string]any{"run_id": r.runID, "artifact_id": r.art, "package": res.worker,
+		id, err := digest.Of(map[string]any{"run_id": r.RunID, "artifact_id": r.ArtifactID, "package": res.worker,
 			"benchmark": full, "config": res.config, "unit": unit, "value_index": res.index})
 		if err != nil {
 			return err
@@ -94,7 +78,7 @@ func (r *rows) tests(s *suite) error {
 		n       int64
 	}{{"passed", s.passed}, {"failed", s.failed}, {"skipped", s.skipped}} {
 		name := "gotest.tests." + c.outcome
-		id, err := digest.Of(map[string]any{"run_id": r.runID, "artifact_id": r.art, "package": clean(s.pkg), "name": name})
+		id, err := digest.Of(map[string]any{"run_id": r.RunID, "artifact_id": r.ArtifactID, "package": clean(s.pkg), "name": name})
 		if err != nil {
 			return err
 		}
@@ -119,7 +103,7 @@ func (r *rows) phases(s *suite, started time.Time) (run, build bool, err error) 
 		return false, false, nil
 	}
 	write := func(name string, d time.Duration) error {
-		id, err := digest.Of(map[string]any{"run_id": r.runID, "artifact_id": r.art, "package": clean(s.pkg), "name": name})
+		id, err := digest.Of(map[string]any{"run_id": r.RunID, "artifact_id": r.ArtifactID, "package": clean(s.pkg), "name": name})
 		if err != nil {
 			return err
 		}

@@ -138,12 +138,12 @@ func (*Extractor) Extract(ctx context.Context, in adapter.ExtractInput, sink ada
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	w := &rows{sink: sink, runID: in.RunID, art: in.ArtifactID}
+	w := &rows{Measurements: adapter.Measurements{Sink: sink, RunID: in.RunID, ArtifactID: in.ArtifactID}}
 	if err := w.export(ctx, x); err != nil {
 		return nil, err
 	}
 	return &adapter.Extraction{Extractor: ExtractorName, Version: ExtractorVersion,
-		Rows: map[string]int64{"measurements": w.n}, Limitations: limitations(x)}, nil
+		Rows: map[string]int64{"measurements": w.N}, Limitations: limitations(x)}, nil
 }
 
 // read opens and decodes in's payload, turning what goes wrong into

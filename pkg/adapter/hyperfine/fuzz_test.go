@@ -8,6 +8,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/config"
 	"github.com/flameox/flameox/pkg/evidence/schema"
 )
@@ -44,7 +45,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("decoded but not recognised: %q", data)
 		}
 		ids := map[string]bool{}
-		r := &rows{runID: "r", art: "a", put: func(m schema.Measurement) error {
+		r := &rows{Measurements: adapter.Measurements{RunID: "r", ArtifactID: "a"}, put: func(m schema.Measurement) error {
 			if ids[m.ID] {
 				t.Fatalf("duplicate id %s (%s)", m.ID, m.Name)
 			}
@@ -58,8 +59,8 @@ func FuzzDecode(f *testing.F) {
 		for _, n := range counts(t, data) {
 			want += n
 		}
-		if r.n != int64(want) {
-			t.Fatalf("%d rows, %d in the file", r.n, want)
+		if r.N != int64(want) {
+			t.Fatalf("%d rows, %d in the file", r.N, want)
 		}
 		limitations(x)
 	})

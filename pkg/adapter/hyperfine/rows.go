@@ -37,10 +37,7 @@ const (
 // rows writes measurements through schema.MeasurementWriter, opening the
 // table on the first row.
 type rows struct {
-	sink       adapter.Sink
-	runID, art string
-	w          *schema.MeasurementWriter
-	n          int64
+	adapter.Measurements
 	// put, when set, receives the rows instead of the sink (the fuzz
 	// target checks them without writing Parquet).
 	put func(schema.Measurement) error
@@ -48,19 +45,10 @@ type rows struct {
 
 func (r *rows) write(x schema.Measurement) error {
 	if r.put != nil {
-		r.n++
+		r.N++
 		return r.put(x)
 	}
-	if r.w == nil {
-		w, err := r.sink.Table(schema.Measurements)
-		if err != nil {
-			return err
-		}
-		r.w = schema.NewMeasurementWriter(w)
-	}
-	x.RunID, x.ArtifactID = r.runID, r.art
-	r.n++
-	return r.w.Write(x)
+	return r.Write(x)
 }
 
 // export writes every result's rows: per run, the wall time, the exit code
@@ -139,7 +127,7 @@ func (w *bw) row(name, unit, agg string, i int, outcome string, loops uint64) (s
 	series, ok := w.series[name]
 	if !ok {
 		var err error
-		series, err = digest.Of(map[string]any{"run_id": w.runID, "artifact_id": w.art, "result": w.k, "name": name})
+		series, err = digest.Of(map[string]any{"run_id": w.RunID, "artifact_id": w.ArtifactID, "result": w.k, "name": name})
 		if err != nil {
 			return schema.Measurement{}, err
 		}

@@ -165,12 +165,12 @@ func (*Extractor) Extract(ctx context.Context, in adapter.ExtractInput, sink ada
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	w := &rows{sink: sink, runID: in.RunID, art: in.ArtifactID}
+	w := &rows{Measurements: adapter.Measurements{Sink: sink, RunID: in.RunID, ArtifactID: in.ArtifactID}}
 	if err := w.suite(s); err != nil {
 		return nil, err
 	}
 	return &adapter.Extraction{Extractor: ExtractorName, Version: ExtractorVersion,
-		Rows: map[string]int64{"measurements": w.n, "observations": w.obs}, Limitations: limitations(s)}, nil
+		Rows: map[string]int64{"measurements": w.N, "observations": w.obs}, Limitations: limitations(s)}, nil
 }
 
 // decodeFault maps a Decode error to its fault.
@@ -223,11 +223,9 @@ func limitations(s *Suite) []string {
 
 // rows writes measurements and observations.
 type rows struct {
-	sink       adapter.Sink
-	runID, art string
-	w          *schema.MeasurementWriter
-	o          *schema.Writer
-	n, obs     int64
+	adapter.Measurements
+	o   *schema.Writer
+	obs int64
 }
 
 func (r *rows) suite(s *Suite) error {
@@ -258,7 +256,7 @@ func (r *rows) suite(s *Suite) error {
 			worker, idx := "worker-"+strconv.Itoa(ri), int32(ri)
 			vi := 0
 			write := func(v float64, loops uint64, warm bool, dims map[string]string) error {
-				id, err := digest.Of(map[string]any{"run_id": r.runID, "artifact_id": r.art, "benchmark": b.Name, "run": ri, "value_index": vi})
+				id, err := digest.Of(map[string]any{"run_id": r.RunID, "artifact_id": r.ArtifactID, "benchmark": b.Name, "run": ri, "value_index": vi})
 				if err != nil {
 					return err
 				}
@@ -291,40 +289,29 @@ func (r *rows) suite(s *Suite) error {
 	return nil
 }
 
-func (r *rows) write(x schema.Measurement) error {
-	if r.w == nil {
-		w, err := r.sink.Table(schema.Measurements)
-		if err != nil {
-			return err
-		}
-		r.w = schema.NewMeasurementWriter(w)
-	}
-	x.RunID, x.ArtifactID = r.runID, r.art
-	r.n++
-	return r.w.Write(x)
-}
+func (r *rows) write(x schema.Measurement) error { return r.Write(x) }
 
 // metadata writes one observation per entry of one level.
 func (r *rows) metadata(context string, ms []Meta) error {
 	for _, m := range ms {
 		if r.o == nil {
-			w, err := r.sink.Table(schema.Observations)
+			w, err := r.Sink.Table(schema.Observations)
 			if err != nil {
 				return err
 			}
 			r.o = w
 		}
-		id, err := digest.Of(map[string]any{"run_id": r.runID, "artifact_id": r.art, "context": context, "key": m.Key})
+		id, err := digest.Of(map[string]any{"run_id": r.RunID, "artifact_id": r.ArtifactID, "context": context, "key": m.Key})
 		if err != nil {
 			return err
 		}
 		var art any
-		if r.art != "" {
-			art = r.art
+		if r.ArtifactID != "" {
+			art = r.ArtifactID
 		}
 		// observation_id, run_id, artifact_id, kind, name, value_json, file,
 		// line_from, line_to, context, evidence_level
-		if err := r.o.AppendRow([]any{id, r.runID, art, "configuration", "pyperf.metadata." + m.Key, m.JSON,
+		if err := r.o.AppendRow([]any{id, r.RunID, art, "configuration", "pyperf.metadata." + m.Key, m.JSON,
 			nil, nil, nil, context, "observed"}); err != nil {
 			return err
 		}

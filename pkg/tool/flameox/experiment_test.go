@@ -23,37 +23,8 @@ import (
 // published, the journal closes every trial it registered, and flameox
 // exits 8.
 func TestExperimentInterrupt(t *testing.T) {
-	toml := `schema_version = 1
-[workloads.w]
-argv = ["/bin/sh", "-c", "if [ $0 = slow ]; then echo $$ > child.pid; exec sleep 30; fi", "{impl}"]
-timeout_seconds = 60
-[workloads.w.parameters]
-impl = ["slow", "quick"]
-[experiments.e]
-workload = "w"
-variants = ["slow", "quick"]
-design = "fixed_order"
-blocks = 2
-`
-	dir := captureProject(t, toml, "w")
-	cmd := exec.Command(os.Args[0], "experiment", "run", "e", "--adapter", "process", "--json")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "FLAMEOX_TEST_AS=flameox")
 	var out bytes.Buffer
-	cmd.Stdout = &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pidFile := filepath.Join(dir, "child.pid")
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(pidFile); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("the first trial never started")
-		}
-	}
+	dir, cmd, pidFile := startSlowExperiment(t, &out, "--json")
 	cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -137,35 +108,7 @@ blocks = 2
 // trial failed with its run, the others unattempted, all published with
 // a run set for the variant that ran; a second recover finds nothing.
 func TestExperimentCrashRecovered(t *testing.T) {
-	toml := `schema_version = 1
-[workloads.w]
-argv = ["/bin/sh", "-c", "if [ $0 = slow ]; then echo $$ > child.pid; exec sleep 30; fi", "{impl}"]
-timeout_seconds = 60
-[workloads.w.parameters]
-impl = ["slow", "quick"]
-[experiments.e]
-workload = "w"
-variants = ["slow", "quick"]
-design = "fixed_order"
-blocks = 2
-`
-	dir := captureProject(t, toml, "w")
-	cmd := exec.Command(os.Args[0], "experiment", "run", "e", "--adapter", "process")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "FLAMEOX_TEST_AS=flameox")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pidFile := filepath.Join(dir, "child.pid")
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(pidFile); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("the first trial never started")
-		}
-	}
+	dir, cmd, pidFile := startSlowExperiment(t, nil)
 	cmd.Process.Kill()
 	cmd.Wait()
 	out := mustOK(t, flameox(t, dir, "recover", "--json")).stdout
@@ -207,5 +150,45 @@ blocks = 2
 	}
 	if again := mustOK(t, flameox(t, dir, "recover", "--json")).stdout; strings.Contains(again, res.Experiments[0].ExperimentID) {
 		t.Fatalf("a second recover found the experiment again: %s", again)
+	}
+}
+
+// startSlowExperiment starts `flameox experiment run` (stdout to out) on
+// an experiment whose first trial sleeps, and returns once that trial's
+// workload runs: the project, the command and the file holding the
+// workload's pid.
+func startSlowExperiment(t *testing.T, out *bytes.Buffer, args ...string) (string, *exec.Cmd, string) {
+	t.Helper()
+	toml := `schema_version = 1
+[workloads.w]
+argv = ["/bin/sh", "-c", "if [ $0 = slow ]; then echo $$ > child.pid; exec sleep 30; fi", "{impl}"]
+timeout_seconds = 60
+[workloads.w.parameters]
+impl = ["slow", "quick"]
+[experiments.e]
+workload = "w"
+variants = ["slow", "quick"]
+design = "fixed_order"
+blocks = 2
+`
+	dir := captureProject(t, toml, "w")
+	cmd := exec.Command(os.Args[0], append([]string{"experiment", "run", "e", "--adapter", "process"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "FLAMEOX_TEST_AS=flameox")
+	if out != nil {
+		cmd.Stdout = out
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(dir, "child.pid")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(pidFile); err == nil {
+			return dir, cmd, pidFile
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the first trial never started")
+		}
 	}
 }

@@ -234,14 +234,10 @@ func (p *pipeline) flush() error {
 		if err != nil {
 			return err
 		}
-		g, c := publish.Records(p.ws.Root, res, nil)
-		if err := p.out.Write(g); err != nil {
+		c, err := p.published(res, nil, fmt.Sprintf("%d investigation, hypothesis, experiment, trial or run set record(s)", len(bodies)))
+		if err != nil {
 			return err
 		}
-		if err := p.out.Write(c); err != nil {
-			return err
-		}
-		fmt.Fprintf(p.env.Stderr, "fox-publish: %d investigation, hypothesis, experiment, trial or run set record(s) in generation %s\n", len(bodies), res.GenerationID)
 		if err := p.compaction(res, c); err != nil {
 			return err
 		}
@@ -254,16 +250,25 @@ func (p *pipeline) flush() error {
 		if err != nil {
 			return err
 		}
-		g, c := publish.Records(p.ws.Root, res, nil)
-		if err := p.out.Write(g); err != nil {
+		if _, err := p.published(res, nil, fmt.Sprintf("%d analysis record(s)", len(rows))); err != nil {
 			return err
 		}
-		if err := p.out.Write(c); err != nil {
-			return err
-		}
-		fmt.Fprintf(p.env.Stderr, "fox-publish: %d analysis record(s) in generation %s\n", len(rows), res.GenerationID)
 	}
 	return nil
+}
+
+// published writes a publication's generation and commit records and says
+// on stderr what it published; it returns the commit record.
+func (p *pipeline) published(res *publish.Result, runIDs []string, what string) (corpus.CommitRecord, error) {
+	g, c := publish.Records(p.ws.Root, res, runIDs)
+	if err := p.out.Write(g); err != nil {
+		return c, err
+	}
+	if err := p.out.Write(c); err != nil {
+		return c, err
+	}
+	fmt.Fprintf(p.env.Stderr, "fox-publish: %s in generation %s\n", what, res.GenerationID)
+	return c, nil
 }
 
 func (p *pipeline) flushRuns() error {
