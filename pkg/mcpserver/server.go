@@ -102,6 +102,8 @@ func newServer(opts Options) *server {
 	s.addProposeTool()
 	s.addInquiryTools()
 	s.addExperimentTools()
+	s.addCompareTools()
+	s.addDiffTools()
 	s.addPrompts()
 	s.addResources()
 	return s

@@ -75,6 +75,8 @@ func Commands() []*Command {
 	}
 	cmds = append(cmds, inquiryCommands()...)
 	cmds = append(cmds, experimentCommands()...)
+	cmds = append(cmds, compareCommands()...)
+	cmds = append(cmds, diffCommands()...)
 	return cmds
 }
 

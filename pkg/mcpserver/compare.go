@@ -1,0 +1,4 @@
+package mcpserver
+
+// addCompareTools registers the comparison tools.
+func (s *server) addCompareTools() {}

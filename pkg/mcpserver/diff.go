@@ -1,0 +1,4 @@
+package mcpserver
+
+// addDiffTools registers the profile-diff tools.
+func (s *server) addDiffTools() {}

@@ -1,0 +1,4 @@
+package flameox
+
+// compareCommands are the compare group.
+func compareCommands() []*Command { return nil }
