@@ -1,4 +1,292 @@
 package flameox
 
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/compare"
+	"github.com/flameox/flameox/pkg/query"
+	"golang.org/x/perf/benchunit"
+)
+
 // compareCommands are the compare group.
-func compareCommands() []*Command { return nil }
+func compareCommands() []*Command {
+	return []*Command{
+		{Name: "compare", Args: "RUN_A RUN_B", Summary: "benchstat's view of two runs' go test or pyperf values: old and new median ± interval, delta (~ if not significant), geomean, a decision per row and the validity (--filter, --col, --row, --ignore in benchstat's syntax; --format text, markdown, csv or json; --fail-on regression)", MCPTool: "compare_runs", Run: compareCmd},
+	}
+}
+
+func compareCmd(ctx context.Context, c *Context, args []string) error {
+	fs := c.flags("compare", "RUN_A RUN_B [--format text|markdown|csv|json] [--filter F] [--col C] [--row R] [--ignore K] [--threshold T] [--fail-on regression[,inconclusive]]")
+	var req compare.BenchRequest
+	fs.StringVar(&req.Filter, "filter", "", "use only benchmarks matching this benchproc filter, as benchstat -filter")
+	fs.StringVar(&req.Col, "col", "", "split columns by this projection, as benchstat -col (default .file: one column per run)")
+	fs.StringVar(&req.Row, "row", "", "split rows by this projection, as benchstat -row (default .fullname)")
+	fs.StringVar(&req.Ignore, "ignore", "", "ignore variation in these keys, as benchstat -ignore (e.g. note)")
+	fs.Float64Var(&req.Threshold, "threshold", 0, "practical threshold as a fraction: a significant change within it is no_meaningful_difference")
+	fs.IntVar(&req.Limit, "limit", query.MaxLimit, fmt.Sprintf("rows to return (max %d)", query.MaxLimit))
+	format := fs.String("format", "text", "output: text (benchstat's columns), markdown (a pull-request comment), csv, or json (as --json)")
+	failOn := fs.String("fail-on", "", "exit 1 when a row is a meaningful regression (regression), or also inconclusive (regression,inconclusive)")
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	switch *format {
+	case "json":
+		c.JSON, c.Env.Mode = true, cli.JSON
+	case "text", "markdown", "csv":
+	default:
+		return cli.Usagef("--format is text, markdown, csv or json, not %q", *format)
+	}
+	fail := map[string]bool{}
+	if *failOn != "" {
+		for _, f := range strings.Split(*failOn, ",") {
+			switch f = strings.TrimSpace(f); f {
+			case "regression":
+				fail["meaningful_regression"] = true
+			case "inconclusive":
+				fail["inconclusive"] = true
+			default:
+				return cli.Usagef("--fail-on takes regression and inconclusive, not %q", f)
+			}
+		}
+	}
+	if fs.NArg() != 2 {
+		return cli.Usagef("compare needs two runs: RUN_A (baseline) and RUN_B (candidate)")
+	}
+	req.RunA, req.RunB = fs.Arg(0), fs.Arg(1)
+	ws, err := c.workspace()
+	if err != nil {
+		return err
+	}
+	res, err := compare.CompareRuns(ctx, ws, req)
+	if err != nil {
+		return err
+	}
+	err = c.emit(res, func(w io.Writer) {
+		switch *format {
+		case "markdown":
+			renderBenchView(w, res, true)
+		case "csv":
+			renderBenchCSV(w, res)
+		default:
+			renderBenchView(w, res, false)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if len(fail) > 0 {
+		n := 0
+		for _, r := range res.Rows {
+			if fail[r.Decision] {
+				n++
+			}
+		}
+		if n > 0 {
+			return &cli.NegativeResult{Message: fmt.Sprintf("%d row(s) failed --fail-on %s", n, *failOn)}
+		}
+	}
+	return nil
+}
+
+// benchGroup is the rows of one table and unit, in order.
+type benchGroup struct {
+	table, unit string
+	rows        []compare.BenchRow
+}
+
+func benchGroups(res *compare.BenchView) []benchGroup {
+	var gs []benchGroup
+	for _, r := range res.Rows {
+		if n := len(gs); n == 0 || gs[n-1].table != r.Table || gs[n-1].unit != r.Unit {
+			gs = append(gs, benchGroup{table: r.Table, unit: r.Unit})
+		}
+		gs[len(gs)-1].rows = append(gs[len(gs)-1].rows, r)
+	}
+	return gs
+}
+
+// renderBenchView prints benchstat's table per configuration and unit:
+// old and new median ± the interval, the delta (~ where not significant)
+// with benchstat's (p=… n=…), the decision, then the geomean, the
+// footnoted warnings and the validity. Markdown prints the same as
+// pull-request tables.
+func renderBenchView(w io.Writer, res *compare.BenchView, md bool) {
+	var notes []string
+	noteOf := map[string]int{}
+	mark := func(ws ...[]string) string {
+		var m []string
+		for _, list := range ws {
+			for _, s := range list {
+				i, ok := noteOf[s]
+				if !ok {
+					notes = append(notes, s)
+					i = len(notes)
+					noteOf[s] = i
+				}
+				m = append(m, fmt.Sprintf("(%d)", i))
+			}
+		}
+		return strings.Join(m, " ")
+	}
+	if md {
+		fmt.Fprintf(w, "### benchstat: old `%s` vs new `%s`\n\n", cli.Name(res.RunA), cli.Name(res.RunB))
+	} else {
+		fmt.Fprintf(w, "old  %s\nnew  %s\n\n", cli.Name(res.RunA), cli.Name(res.RunB))
+	}
+	prevTable := "\x00"
+	for gi, g := range benchGroups(res) {
+		if gi > 0 {
+			fmt.Fprintln(w)
+		}
+		if g.table != prevTable && g.table != "" {
+			if md {
+				fmt.Fprintf(w, "**%s**\n\n", cli.Name(g.table))
+			} else {
+				fmt.Fprintf(w, "%s\n", cli.Name(g.table))
+			}
+		}
+		prevTable = g.table
+		old, col := "", ""
+		for _, r := range g.rows {
+			if r.Old != nil && old == "" {
+				old = r.Old.Column
+			}
+			if r.New != nil && col == "" {
+				col = r.New.Column
+			}
+		}
+		if (old != "" && old != res.RunA) || (col != "" && col != res.RunB) {
+			fmt.Fprintf(w, "old = %s, new = %s\n", cli.Name(orDash(old)), cli.Name(orDash(col)))
+			if md {
+				fmt.Fprintln(w)
+			}
+		}
+		head := []string{g.unit, "old", "new", "vs base", "", "decision", ""}
+		lines := [][]string{head}
+		class := benchunit.ClassOf(g.unit)
+		for _, r := range g.rows {
+			var centers []float64
+			for _, s := range []*compare.CellSummary{r.Old, r.New} {
+				if s != nil && s.Center != nil {
+					centers = append(centers, *s.Center)
+				}
+			}
+			scaler := benchunit.CommonScale(centers, class)
+			cellText := func(s *compare.CellSummary) string {
+				if s == nil || s.Center == nil {
+					return ""
+				}
+				return scaler.Format(*s.Center) + " ± " + s.Range
+			}
+			name := r.Benchmark
+			if r.New != nil && r.New.Column != col {
+				name += " [" + r.New.Column + "]"
+			}
+			var oldW, newW []string
+			if r.Old != nil {
+				oldW = r.Old.Warnings
+			}
+			if r.New != nil {
+				newW = r.New.Warnings
+			}
+			pn := ""
+			if r.P != nil && r.Old != nil && r.New != nil {
+				pn = fmt.Sprintf("(p=%0.3f n=%d+%d)", *r.P, r.Old.N, r.New.N)
+				if r.Old.N == r.New.N {
+					pn = fmt.Sprintf("(p=%0.3f n=%d)", *r.P, r.Old.N)
+				}
+			}
+			lines = append(lines, []string{cli.Name(name), cellText(r.Old), cellText(r.New), r.Delta, pn, r.Decision, mark(oldW, newW, r.Warnings)})
+		}
+		for _, gm := range res.Geomeans {
+			if gm.Table == g.table && gm.Unit == g.unit {
+				f := func(x *float64) string {
+					if x == nil {
+						return ""
+					}
+					return benchunit.Scale(*x, class)
+				}
+				label := "geomean"
+				if gm.Column != col {
+					label += " [" + cli.Name(gm.Column) + "]"
+				}
+				lines = append(lines, []string{label, f(gm.Old), f(gm.New), gm.Delta, "", "", mark(gm.Warnings)})
+			}
+		}
+		if md {
+			for i, l := range lines {
+				fmt.Fprintf(w, "| %s |\n", strings.Join(escapeCells(l), " | "))
+				if i == 0 {
+					fmt.Fprintf(w, "|%s\n", strings.Repeat(" --- |", len(l)))
+				}
+			}
+			continue
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, l := range lines {
+			fmt.Fprintln(tw, strings.TrimRight(strings.Join(l, "\t"), "\t "))
+		}
+		tw.Flush()
+	}
+	if len(res.Rows) == 0 {
+		fmt.Fprintln(w, "no benchmark values to compare")
+	}
+	if md {
+		fmt.Fprintln(w)
+	}
+	for i, n := range notes {
+		fmt.Fprintf(w, "(%d) %s\n", i+1, cli.Name(n))
+	}
+	for _, x := range res.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", cli.Name(x))
+	}
+	if res.Truncated {
+		fmt.Fprintf(w, "%d of %d rows; raise --limit or narrow with --filter\n", res.Returned, res.Total)
+	}
+	fmt.Fprintf(w, "validity: %s (%s)\n", res.Validity.Status, cli.Safe(strings.Join(res.Validity.Reasons, "; ")))
+	fmt.Fprintf(w, "%.0f%% intervals, ~ where p >= %.2f; %s\n", res.Confidence*100, res.Alpha, res.Method)
+}
+
+func escapeCells(l []string) []string {
+	out := make([]string, len(l))
+	for i, s := range l {
+		out[i] = strings.ReplaceAll(s, "|", `\|`)
+	}
+	return out
+}
+
+// renderBenchCSV prints one line per row with raw numbers (benchstat's
+// -format csv carries the same values).
+func renderBenchCSV(w io.Writer, res *compare.BenchView) {
+	o := csv.NewWriter(w)
+	o.Write([]string{"table", "benchmark", "unit", "old_column", "old", "old_ci", "old_n", "new_column", "new", "new_ci", "new_n", "vs_base", "p", "decision", "validity"})
+	num := func(x *float64) string {
+		if x == nil {
+			return ""
+		}
+		return fmt.Sprint(*x)
+	}
+	side := func(s *compare.CellSummary) []string {
+		if s == nil {
+			return []string{"", "", "", ""}
+		}
+		return []string{s.Column, num(s.Center), s.Range, fmt.Sprint(s.N)}
+	}
+	for _, r := range res.Rows {
+		row := []string{cli.Safe(r.Table), cli.Safe(r.Benchmark), cli.Safe(r.Unit)}
+		row = append(row, side(r.Old)...)
+		row = append(row, side(r.New)...)
+		row = append(row, r.Delta, num(r.P), r.Decision, r.Validity)
+		o.Write(row)
+	}
+	for _, g := range res.Geomeans {
+		o.Write([]string{cli.Safe(g.Table), "geomean", cli.Safe(g.Unit), "", num(g.Old), "", "", cli.Safe(g.Column), num(g.New), "", "", g.Delta, "", "", ""})
+	}
+	o.Flush()
+}
