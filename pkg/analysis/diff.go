@@ -388,7 +388,8 @@ func diffLimitations(base, cand *sideFrames) []string {
 	case (bd > 0) != (cd > 0):
 		lim = append(lim, "Only one profile records its duration; values are not normalised, so a longer capture shows more samples everywhere.")
 	case b.SampleType.Total != c.SampleType.Total:
-		lim = append(lim, "Values are not normalised (as go tool pprof -diff_base without -normalize): the totals differ, by "+strconv.FormatInt(c.SampleType.Total-b.SampleType.Total, 10)+" "+cmp.Or(b.SampleType.Unit, "samples")+".")
+		lim = append(lim, fmt.Sprintf("Values are not normalised (as go tool pprof -diff_base without -normalize): the totals differ (base %d, candidate %d %s); -normalize would scale the candidate to the base's total.",
+			b.SampleType.Total, c.SampleType.Total, cmp.Or(b.SampleType.Unit, "count")))
 	}
 	if b.SampleType.Total == 0 {
 		lim = append(lim, "The base's total is zero under these filters: fractions are reported as 0.")
@@ -429,4 +430,13 @@ func (r *DiffRequest) Flags(fs *pflag.FlagSet, def int) {
 	fs.StringVar(&r.Focus, "focus", "", "only samples with a frame matching this regexp, on both sides (like go tool pprof -focus)")
 	fs.StringVar(&r.Ignore, "ignore", "", "drop samples with a frame matching this regexp, on both sides (like go tool pprof -ignore)")
 	cursorFlag(fs, &r.Cursor)
+}
+
+// Format is the value format of a diff: its sample type's unit printed in
+// the result's OutputUnit.
+func (r *DiffResult) Format() ValueFormat {
+	if r.OutputUnit == "" {
+		return NewValueFormat(r.Base.SampleType.Unit, 0, r.Base.SampleType.Total)
+	}
+	return ValueFormat{from: r.Base.SampleType.Unit, to: r.OutputUnit}
 }

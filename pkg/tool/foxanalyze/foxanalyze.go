@@ -5,6 +5,7 @@
 //
 //	fox-analyze hotspots INPUT [--limit N] [--sample-type T] [--focus RE] [--ignore RE] [--thread T] [--process P] [--record]
 //	fox-analyze callers|callees|examples INPUT FRAME_ID|REGEXP [--limit N] [--sample-type T] ...
+//	fox-analyze diff BASE CANDIDATE [--limit N] [--sample-type T] [--focus RE] [--ignore RE]
 //
 // INPUT is a run id, an artifact id, or "-": read records from stdin and
 // analyze the last run they name (a `run` record, or the first input run of
@@ -32,7 +33,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-const usage = `usage: fox-analyze <hotspots|callers|callees|examples> INPUT [FRAME_ID|REGEXP] [flags]`
+const usage = `usage: fox-analyze <hotspots|callers|callees|examples|diff> INPUT [FRAME_ID|REGEXP|CANDIDATE] [flags]`
 
 // Run is fox-analyze's entry point.
 func Run(ctx context.Context, env *cli.Env, args []string) error {
@@ -77,6 +78,15 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 		default:
 			res, err = analysis.Examples(ctx, ws, req)
 		}
+	case "diff":
+		if fs.NArg() != 2 {
+			return cli.Usagef("diff needs BASE (INPUT) and CANDIDATE")
+		}
+		if req.Thread != "" || req.Process != "" {
+			return cli.Usagef("--thread and --process do not filter a diff")
+		}
+		res, err = analysis.Diff(ctx, ws, analysis.DiffRequest{Base: req.Input, Candidate: fs.Arg(1), SampleType: req.SampleType,
+			Focus: req.Focus, Ignore: req.Ignore, Limit: req.Limit, Cursor: req.Cursor})
 	default:
 		return cli.Usagef("unknown verb %q", verb)
 	}
