@@ -41,13 +41,13 @@ const BenchConfidence = 0.95
 
 // BenchRequest asks for the benchstat view of two runs.
 type BenchRequest struct {
-	RunA      string  `json:"run_a" jsonschema:"the baseline run (old), a UUID from list_runs"`
-	RunB      string  `json:"run_b" jsonschema:"the candidate run (new), a UUID from list_runs"`
-	Filter    string  `json:"filter,omitempty" jsonschema:"benchproc filter as benchstat -filter, e.g. .name:CRC32 or /size:15"`
-	Col       string  `json:"col,omitempty" jsonschema:"benchproc projection for columns as benchstat -col (default .file: one column per run)"`
-	Row       string  `json:"row,omitempty" jsonschema:"benchproc projection for rows as benchstat -row (default .fullname)"`
-	Ignore    string  `json:"ignore,omitempty" jsonschema:"keys to ignore as benchstat -ignore, e.g. note"`
-	Threshold float64 `json:"threshold,omitempty" jsonschema:"practical threshold as a fraction (0.02 = 2%): a significant change within it is no_meaningful_difference (default 0)"`
+	RunA      string  `json:"run_a" jsonschema:"baseline (old) run id"`
+	RunB      string  `json:"run_b" jsonschema:"candidate (new) run id"`
+	Filter    string  `json:"filter,omitempty" jsonschema:"benchstat -filter, e.g. /size:15"`
+	Col       string  `json:"col,omitempty" jsonschema:"benchstat -col (default .file: the run)"`
+	Row       string  `json:"row,omitempty" jsonschema:"benchstat -row (default .fullname)"`
+	Ignore    string  `json:"ignore,omitempty" jsonschema:"benchstat -ignore, e.g. note"`
+	Threshold float64 `json:"threshold,omitempty" jsonschema:"practical threshold, a fraction (default 0)"`
 	Limit     int     `json:"limit,omitempty" jsonschema:"rows to return (default 50, max 1000)"`
 }
 
@@ -338,6 +338,10 @@ func BuildBenchView(req BenchRequest, a, b []query.BenchValue) (*BenchView, erro
 	if skipped > 0 {
 		v.Warnings = append(v.Warnings, fmt.Sprintf("%d values that are not finite numbers were left out", skipped))
 	}
+	if keys := differingKeys(a, b); len(keys) > 0 && !compared(tables) && len(a) > 0 && len(b) > 0 {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("no benchmark is in both runs under one configuration: they differ in %s; as in benchstat, --ignore %s compares them",
+			strings.Join(keys, ", "), strings.Join(keys, ",")))
+	}
 	if len(tables) == 0 {
 		v.Warnings = append(v.Warnings, "no go test or pyperf benchmark values to compare (after the filter)")
 	}
@@ -575,4 +579,53 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+// differingKeys are the configuration keys whose values the two runs do
+// not share (a note: line, a toolchain), sorted.
+func differingKeys(a, b []query.BenchValue) []string {
+	seen := func(vs []query.BenchValue) map[string]map[string]bool {
+		m := map[string]map[string]bool{}
+		for _, v := range vs {
+			for k, x := range v.Config {
+				if m[k] == nil {
+					m[k] = map[string]bool{}
+				}
+				m[k][x] = true
+			}
+		}
+		return m
+	}
+	sa, sb := seen(a), seen(b)
+	var out []string
+	for k, va := range sa {
+		vb := sb[k]
+		shared := false
+		for x := range va {
+			if vb[x] {
+				shared = true
+				break
+			}
+		}
+		if !shared {
+			out = append(out, k)
+		}
+	}
+	for k := range sb {
+		if _, ok := sa[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// compared says whether some cell has both a baseline and another column.
+func compared(tables map[benchproc.Key]*table) bool {
+	for _, t := range tables {
+		if len(t.cols) > 1 {
+			return true
+		}
+	}
+	return false
 }

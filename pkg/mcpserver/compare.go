@@ -11,7 +11,7 @@ import (
 // addCompareTools registers the comparison tools.
 func (s *server) addCompareTools() {
 	addTool(s, &mcp.Tool{Name: "compare_runs",
-		Description: "benchstat's view of two runs' go test or pyperf values: per benchmark and unit old and new median ± 95% interval, delta with p-value (~ if not significant), geomean, a decision and the validity (exploratory at best for two unpaired runs). filter/col/row/ignore take benchstat's benchproc syntax.",
+		Description: "benchstat on two runs' go test/pyperf values: old, new median ± CI, delta (~ if not significant), p, decision, validity.",
 		Annotations: readOnly("Compare two runs (benchstat)")}, s.compareRuns, limitSchema(listLimit))
 }
 

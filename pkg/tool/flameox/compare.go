@@ -161,7 +161,13 @@ func renderBenchView(w io.Writer, res *compare.BenchView, md bool) {
 				col = r.New.Column
 			}
 		}
-		if (old != "" && old != res.RunA) || (col != "" && col != res.RunB) {
+		switch {
+		case col == "" && old != "":
+			fmt.Fprintf(w, "only %s\n", cli.Name(old))
+			if md {
+				fmt.Fprintln(w)
+			}
+		case old != res.RunA || col != res.RunB:
 			fmt.Fprintf(w, "old = %s, new = %s\n", cli.Name(orDash(old)), cli.Name(orDash(col)))
 			if md {
 				fmt.Fprintln(w)
