@@ -8,6 +8,13 @@ import (
 	"syscall"
 )
 
+// spawning is held shared by every Run from its fork to the registration
+// of its tree, and exclusively by a scan while it looks for orphans: a
+// child forked but not yet registered has flameox as its parent and no
+// run in progress, so a scan in that window would take it for an orphan
+// of the run that scans, and kill it.
+var spawning sync.RWMutex
+
 // inflight holds the trees of the runs in progress in this process, so that
 // an orphan re-parented to flameox can be given to the run it came from.
 // Its mutex also guards every registered tree's known map.

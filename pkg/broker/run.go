@@ -60,6 +60,10 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	}
 	defer stopStdin()
 	res.Start = time.Now()
+	// From the fork to the registration of its tree, the child looks like
+	// an orphan to any other run's scan; spawning keeps scans out of that
+	// window (see tree.scan).
+	spawning.RLock()
 	pid, err := syscall.ForkExec(p.path, spec.Argv, &syscall.ProcAttr{
 		Dir:   p.dir,
 		Env:   spec.Env, // nil stays empty: syscall does not substitute os.Environ
@@ -71,6 +75,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	}
 	closeAll(outW, errW)
 	if err != nil {
+		spawning.RUnlock()
 		closeAll(outR, errR)
 		return nil, fault.Wrap(fault.ProcessFailed, err, "cannot start %s", p.path).With("path", p.path)
 	}
@@ -79,6 +84,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	// orphan of this child is this run's (see owner), and no other run's.
 	t := newTree(pid, pipeInode(outR), pipeInode(errR))
 	t.register()
+	spawning.RUnlock()
 	secs := secrets(spec.Env, os.Environ())
 	outRed, errRed := newRedactor(secs), newRedactor(secs)
 	out := startCapture(outR, spec.Stdout, p.StdoutLimit, outRed)

@@ -255,6 +255,8 @@ func newTree(root int, pipes ...uint64) *tree {
 // to exit). Live orphans that this run may own but cannot claim (another
 // run in progress may own them as well) are left in t.unsure.
 func (t *tree) scan() (live []proc, zombies int, err error) {
+	spawning.Lock()
+	defer spawning.Unlock()
 	procs, ok := map[int]proc(nil), false
 	if becomeSubreaper() == nil {
 		procs, ok = descendants(t.self)
