@@ -1,7 +1,9 @@
 package stats
 
 import (
+	"cmp"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -105,6 +107,13 @@ func (o Options) withDefaults() (Options, error) {
 // bound written here so the sequence does not depend on rand.IntN's
 // algorithm: the same seed gives the same interval on every machine.
 func Bootstrap(xs []float64, statistic func([]float64) float64, opt Options) (Interval, error) {
+	return bootstrap(xs, statistic, nil, opt)
+}
+
+// bootstrap is Bootstrap; a non-nil fast computes the statistic of the
+// next resample itself, drawing the same indices in the same order as the
+// generic loop, so its result is the generic one, bit for bit.
+func bootstrap(xs []float64, statistic func([]float64) float64, fast func(src *rand.PCG) float64, opt Options) (Interval, error) {
 	opt, err := opt.withDefaults()
 	if err != nil {
 		return Interval{}, err
@@ -136,10 +145,14 @@ func Bootstrap(xs []float64, statistic func([]float64) float64, opt Options) (In
 	src := newSource(opt.Seed)
 	reps := make([]float64, opt.Resamples)
 	for b := range reps {
-		for i := range buf {
-			buf[i] = xs[below(src, uint64(n))]
+		if fast != nil {
+			reps[b] = fast(src)
+		} else {
+			for i := range buf {
+				buf[i] = xs[below(src, uint64(n))]
+			}
+			reps[b] = statistic(buf)
 		}
-		reps[b] = statistic(buf)
 		if math.IsNaN(reps[b]) || math.IsInf(reps[b], 0) {
 			return Interval{}, fault.New(fault.InvalidArguments, "the statistic is %v on resample %d", reps[b], b)
 		}
@@ -232,16 +245,65 @@ func bcaLevels(xs []float64, statistic func([]float64) float64, est float64, rep
 	return level(zLo), level(-zLo)
 }
 
-// below returns a uniform value in [0, n), n > 0, by rejection: draws in
-// the incomplete last span of 2^64 mod n values are discarded, so every
-// index is equally likely (the same bound pkg/experiment shuffles with).
+// below returns a uniform value in [0, n), n > 0, by rejection with
+// Lemire's multiply-and-shift bound ("Fast Random Integer Generation in
+// an Interval", 2019): the high word of x*n is the value, and draws whose
+// low word falls in the first 2^64 mod n values are discarded, so every
+// index is equally likely and no division is needed on most draws. It is
+// written here, not taken from rand.IntN, so that the sequence a seed
+// gives cannot change with a Go release.
 func below(src *rand.PCG, n uint64) uint64 {
-	limit := -n % n // 2^64 mod n
-	for {
-		x := src.Uint64()
-		if x >= limit {
-			return x % n
+	hi, lo := bits.Mul64(src.Uint64(), n)
+	if lo < n {
+		limit := -n % n // 2^64 mod n
+		for lo < limit {
+			hi, lo = bits.Mul64(src.Uint64(), n)
 		}
+	}
+	return hi
+}
+
+// medianResampler returns a fast path for the bootstrap of the median:
+// it draws a resample's n indices into xs, counts how often each is
+// drawn, and walks the counts in the order of xs's values to the middle
+// rank. That is the median of the resample the generic loop would build
+// from the same draws (the same values, averaged the same way), in time
+// linear in n and without moving any values.
+func medianResampler(xs []float64) func(src *rand.PCG) float64 {
+	n := len(xs)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(xs[a], xs[b]) })
+	counts := make([]int, n)
+	k := n / 2
+	return func(src *rand.PCG) float64 {
+		clear(counts)
+		for range n {
+			counts[below(src, uint64(n))]++
+		}
+		// lo is the value at rank k-1, hi at rank k (0-based).
+		var lo, hi float64
+		seen := 0
+		for _, i := range order {
+			c := counts[i]
+			if c == 0 {
+				continue
+			}
+			if seen <= k-1 && k-1 < seen+c {
+				lo = xs[i]
+			}
+			if seen <= k && k < seen+c {
+				hi = xs[i]
+				break
+			}
+			seen += c
+		}
+		if n%2 == 1 {
+			return hi
+		}
+		return lo + (hi-lo)/2
 	}
 }
 
@@ -252,7 +314,11 @@ func below(src *rand.PCG, n uint64) uint64 {
 // confidence (6 at 0.95, 8 at 0.99) give a Degenerate interval. It is
 // the same bound behind benchstat's "need >= 6 samples" warning.
 func MedianInterval(xs []float64, opt Options) (Interval, error) {
-	iv, err := Bootstrap(xs, medianInPlace, opt)
+	var fast func(*rand.PCG) float64
+	if len(xs) > 1 {
+		fast = medianResampler(xs)
+	}
+	iv, err := bootstrap(xs, medianInPlace, fast, opt)
 	if err != nil || iv.Degenerate {
 		return iv, err
 	}

@@ -254,3 +254,31 @@ func TestRatio(t *testing.T) {
 		t.Errorf("Ratio = %+v", r)
 	}
 }
+
+// TestMedianFastPath checks that MedianInterval's counting resampler
+// gives exactly the interval of the generic bootstrap of Median, ties,
+// odd and even counts included.
+func TestMedianFastPath(t *testing.T) {
+	for _, n := range []int{6, 7, 12, 31, 100} {
+		for _, ties := range []int{3, 1000} {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = float64((i*7919)%ties) / 7
+			}
+			for _, m := range []string{BCa, Percentile} {
+				opt := Options{Seed: uint64(n), Method: m, Resamples: 999}
+				fast, err := MedianInterval(xs, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				slow, err := Bootstrap(xs, Median, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fast != slow {
+					t.Errorf("n=%d ties=%d %s: fast %+v, generic %+v", n, ties, m, fast, slow)
+				}
+			}
+		}
+	}
+}
