@@ -8,6 +8,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/adapter/all"
 	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/compare"
 	"github.com/flameox/flameox/pkg/experiment"
 	"github.com/flameox/flameox/pkg/inquiry"
 	"github.com/flameox/flameox/pkg/query"
@@ -58,6 +59,9 @@ func (s *server) addExperimentTools() {
 	addTool(s, &mcp.Tool{Name: "get_experiment",
 		Description: "A published experiment: its design and decision rule, each variant's trial outcomes, its run sets, and its trials in block order (paged; outcome filters).",
 		Annotations: readOnly("Get experiment")}, s.getExperiment, limitSchema(listLimit), enum("outcome", inquiry.TerminalOutcomes()...))
+	addTool(s, &mcp.Tool{Name: "compare_run_sets",
+		Description: "Compare two variants' frozen run sets block by block: median paired ratio with a seeded bootstrap interval, the decision against practical_threshold, and the validity with every mismatch named.",
+		Annotations: readOnly("Compare run sets")}, s.compareRunSets, enum("polarity", inquiry.LowerIsBetter, inquiry.HigherIsBetter, inquiry.Neutral))
 	addTool(s, &mcp.Tool{Name: "start_experiment",
 		Description: "Run the experiment a plan_token names as a background job: each trial is captured and published; poll get_job (progress per trial), cancel_job stops it and records the rest unattempted.",
 		Annotations: &mcp.ToolAnnotations{Title: "Start experiment job", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
@@ -159,4 +163,17 @@ func (s *server) getExperiment(ctx context.Context, _ *mcp.CallToolRequest, in q
 		return nil, "", err
 	}
 	return res, fmt.Sprintf("experiment %s: %d variant(s), %d run set(s); %d of %d trial(s) shown", res.ExperimentID, len(res.Variants), len(res.RunSets), res.Returned, res.Total), nil
+}
+
+func (s *server) compareRunSets(ctx context.Context, _ *mcp.CallToolRequest, in compare.ConfirmRequest) (*compare.Comparison, string, error) {
+	ws, err := s.workspace()
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := compare.Confirm(ctx, ws, in)
+	if err != nil {
+		return nil, "", err
+	}
+	sum := fmt.Sprintf("%s: %s, %s, %d paired blocks", res.Metric, res.Decision, res.Validity, res.Pairs)
+	return res, sum, compare.Exit(res)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/flameox/flameox/pkg/tool/foxanalyze"
 	"github.com/flameox/flameox/pkg/tool/foxcapture"
 	"github.com/flameox/flameox/pkg/tool/foxcatalog"
+	"github.com/flameox/flameox/pkg/tool/foxcompare"
 	"github.com/flameox/flameox/pkg/tool/foxmcp"
 	"github.com/flameox/flameox/pkg/tool/foxpublish"
 	"github.com/flameox/flameox/pkg/workspace"
@@ -36,6 +37,7 @@ var tools = map[string]cli.RunFunc{
 	"fox-catalog": foxcatalog.Run,
 	"fox-analyze": foxanalyze.Run,
 	"fox-mcp":     foxmcp.Run,
+	"fox-compare": foxcompare.Run,
 }
 
 // invocations are the usage and flag-error paths of every tool; {dir} is
@@ -57,6 +59,11 @@ func invocations() [][]string {
 		{"fox-catalog"},
 		{"fox-analyze", "--help"},
 		{"fox-analyze"},
+		{"fox-compare", "--help"},
+		{"fox-compare"},
+		{"fox-compare", "compare", "--help"},
+		{"fox-compare", "freeze", "--help"},
+		{"fox-compare", "compare", "--no-such-flag"},
 		{"fox-mcp", "--help"},
 		{"fox-mcp", "serve", "--help"},
 		{"fox-mcp", "inspect", "--help"},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/compare"
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/experiment"
 	"github.com/flameox/flameox/pkg/inquiry"
@@ -20,6 +21,7 @@ func experimentCommands() []*Command {
 	return []*Command{
 		{Name: "experiment plan", Args: "NAME --adapter ADAPTER", Summary: "every trial of a declared experiment in order (block, variant, parameters, seed), without running anything", MCPTool: "plan_experiment", Run: experimentPlan},
 		{Name: "experiment run", Args: "NAME --adapter ADAPTER", Summary: "run every trial of a declared experiment, publishing each run, trial and one frozen run set per variant", MCPTool: "start_experiment", Run: experimentRun},
+		{Name: "experiment compare", Args: "BASELINE_SET CANDIDATE_SET --metric M", Summary: "compare two variants' frozen run sets block by block: median paired ratio with a seeded bootstrap interval, decision against --threshold, validity with every mismatch named", MCPTool: "compare_run_sets", Run: experimentCompare},
 		{Name: "experiment show", Args: "EXPERIMENT_ID", Summary: "a published experiment: design, each variant's trial outcomes, run sets, and its trials in block order (--outcome filters)", MCPTool: "get_experiment", Run: experimentShow},
 	}
 }
@@ -191,4 +193,58 @@ func renderExperimentShow(w io.Writer, res *query.ExperimentDetail) {
 		tw.Flush()
 	}
 	footer(w, res.Returned, res.Total, res.Truncated, res.Cursor)
+}
+
+func experimentCompare(ctx context.Context, c *Context, args []string) error {
+	fs := c.flags("experiment compare", "BASELINE_SET CANDIDATE_SET --metric M [--subject S] [--polarity P] [--threshold T] [--confidence C] [--seed N] [--resamples N]")
+	var req compare.ConfirmRequest
+	req.Flags(fs)
+	if err := c.parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 || req.Metric == "" {
+		return cli.Usagef("experiment compare needs BASELINE_SET, CANDIDATE_SET and --metric M")
+	}
+	req.Baseline, req.Candidate = fs.Arg(0), fs.Arg(1)
+	ws, err := c.workspace()
+	if err != nil {
+		return err
+	}
+	res, err := compare.Confirm(ctx, ws, req)
+	if err != nil {
+		return err
+	}
+	if err := c.emit(res, func(w io.Writer) { renderComparison(w, res) }); err != nil {
+		return err
+	}
+	return compare.Exit(res)
+}
+
+func renderComparison(w io.Writer, c *compare.Comparison) {
+	what := cli.Safe(c.Metric)
+	if c.Subject != "" {
+		what += " of " + cli.Safe(c.Subject)
+	}
+	fmt.Fprintf(w, "metric       %s (%s)\n", what, c.Polarity)
+	if c.Ratio != nil {
+		fmt.Fprintf(w, "ratio        %.4f  [%.4f, %.4f] at %g (%s, %d resamples, seed %d)\n", *c.Ratio, *c.RatioLow, *c.RatioHigh,
+			c.Confidence, c.Method, c.Resamples, c.Seed)
+	}
+	fmt.Fprintf(w, "decision     %s (threshold %g)\n", c.Decision, c.Threshold)
+	fmt.Fprintf(w, "validity     %s\n", c.Validity)
+	for _, m := range c.Mismatches {
+		mark := ""
+		if m.Critical {
+			mark = " (critical)"
+		}
+		fmt.Fprintf(w, "mismatch     %s%s: %s\n", m.What, mark, cli.Safe(m.Detail))
+	}
+	for _, s := range []struct {
+		name string
+		s    compare.Side
+	}{{"baseline", c.Baseline}, {"candidate", c.Candidate}} {
+		fmt.Fprintf(w, "%-12s %s: %d attempted, %d eligible, %d failed, %d excluded, %d paired\n", s.name, s.s.RunSetID,
+			s.s.Attempted, s.s.Eligible, s.s.Failed, s.s.Excluded, s.s.Paired)
+	}
+	printLimitations(w, "limitation   ", c.Limitations)
 }

@@ -14,12 +14,13 @@ import (
 	"github.com/flameox/flameox/pkg/tool/foxanalyze"
 	"github.com/flameox/flameox/pkg/tool/foxcapture"
 	"github.com/flameox/flameox/pkg/tool/foxcatalog"
+	"github.com/flameox/flameox/pkg/tool/foxcompare"
 	"github.com/flameox/flameox/pkg/tool/foxmcp"
 	"github.com/flameox/flameox/pkg/tool/foxpublish"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// scriptTools are the binaries a script can run, all six of them; each is
+// scriptTools are the binaries a script can run, all seven of them; each is
 // this test binary acting as the tool (TestMain in cli_test.go registers
 // them), so a script exercises the same code as the release and a pipeline
 // in `sh -c` runs real processes connected by real pipes.
@@ -30,6 +31,7 @@ var scriptTools = map[string]func(){
 	"fox-analyze": func() { os.Exit(cli.Main("fox-analyze", foxanalyze.Run)) },
 	"fox-catalog": func() { os.Exit(cli.Main("fox-catalog", foxcatalog.Run)) },
 	"fox-mcp":     func() { os.Exit(cli.Main("fox-mcp", foxmcp.Run)) },
+	"fox-compare": func() { os.Exit(cli.Main("fox-compare", foxcompare.Run)) },
 }
 
 // TestScripts runs the CLI suites in testdata/script (-update rewrites

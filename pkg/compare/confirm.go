@@ -1,0 +1,340 @@
+package compare
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/inquiry"
+	"github.com/flameox/flameox/pkg/query"
+	"github.com/flameox/flameox/pkg/stats"
+	"github.com/flameox/flameox/pkg/workspace"
+	"github.com/spf13/pflag"
+)
+
+// Validities of a comparison.
+const (
+	Valid       = "valid"
+	Exploratory = "exploratory"
+	Invalid     = "invalid"
+)
+
+// ConfirmRequest names two frozen run sets of one experiment (the
+// baseline variant's and the candidate's) and the decision rule.
+type ConfirmRequest struct {
+	Baseline  string `json:"baseline_run_set" jsonschema:"run set of the baseline variant (rs-…)"`
+	Candidate string `json:"candidate_run_set" jsonschema:"run set of the candidate variant (rs-…)"`
+	Metric    string `json:"metric" jsonschema:"measurement name, e.g. process.wall_time or gobench.sec/op"`
+	Subject   string `json:"subject,omitempty" jsonschema:"only this subject (a benchmark name), when the metric has several"`
+	// Polarity is lower_is_better (default), higher_is_better or neutral.
+	Polarity   string  `json:"polarity,omitempty" jsonschema:"lower_is_better (default), higher_is_better or neutral"`
+	Threshold  float64 `json:"practical_threshold,omitempty" jsonschema:"smallest relative change that matters, e.g. 0.05"`
+	Confidence float64 `json:"confidence_level,omitempty" jsonschema:"interval confidence, default 0.95"`
+	Seed       uint64  `json:"seed,omitempty" jsonschema:"bootstrap seed (recorded), default 1"`
+	Resamples  int     `json:"resamples,omitempty" jsonschema:"bootstrap resamples, default 9999"`
+}
+
+// Side counts one run set's members.
+type Side struct {
+	RunSetID  string `json:"run_set_id"`
+	Attempted int    `json:"attempted"`
+	Eligible  int    `json:"eligible"`
+	Failed    int    `json:"failed"`
+	Excluded  int    `json:"excluded"`
+	Paired    int    `json:"paired"`
+}
+
+// Mismatch is one reason a comparison is less than valid.
+type Mismatch struct {
+	What     string `json:"what"`
+	Detail   string `json:"detail"`
+	Critical bool   `json:"critical"`
+}
+
+// Comparison is the result of `fox-compare compare` and `flameox compare
+// --baseline-set … --candidate-set …`: the median paired log ratio over
+// complete blocks with a seeded bootstrap interval, the decision the
+// practical threshold gives, and the validity that qualifies it, every
+// mismatch named.
+type Comparison struct {
+	SchemaVersion   int        `json:"schema_version"`
+	CorpusCommitID  string     `json:"corpus_commit_id"`
+	Metric          string     `json:"metric"`
+	Subject         string     `json:"subject,omitempty"`
+	Unit            string     `json:"unit,omitempty"`
+	Estimand        string     `json:"estimand"`
+	IndependentUnit string     `json:"independent_unit"`
+	Polarity        string     `json:"polarity"`
+	Threshold       float64    `json:"practical_threshold"`
+	Confidence      float64    `json:"confidence_level"`
+	Method          string     `json:"confidence_method"`
+	Resamples       int        `json:"resamples"`
+	Seed            uint64     `json:"seed"`
+	Pairs           int        `json:"paired_count"`
+	Ratio           *float64   `json:"ratio,omitempty"`
+	RatioLow        *float64   `json:"ratio_low,omitempty"`
+	RatioHigh       *float64   `json:"ratio_high,omitempty"`
+	Degenerate      bool       `json:"degenerate_interval"`
+	Decision        string     `json:"decision"`
+	Validity        string     `json:"validity"`
+	Mismatches      []Mismatch `json:"mismatches"`
+	Baseline        Side       `json:"baseline"`
+	Candidate       Side       `json:"candidate"`
+	Limitations     []string   `json:"limitations"`
+}
+
+// Confirm compares two frozen run sets block by block.
+func Confirm(ctx context.Context, ws *workspace.Workspace, req ConfirmRequest) (*Comparison, error) {
+	if req.Baseline == "" || req.Candidate == "" || req.Metric == "" {
+		return nil, fault.New(fault.InvalidArguments, "a comparison needs a baseline run set, a candidate run set and a metric")
+	}
+	if req.Baseline == req.Candidate {
+		return nil, fault.New(fault.ComparisonInvalid, "the baseline and the candidate are the same run set %s", req.Baseline)
+	}
+	if req.Polarity == "" {
+		req.Polarity = inquiry.LowerIsBetter
+	}
+	if !slices.Contains([]string{inquiry.LowerIsBetter, inquiry.HigherIsBetter, inquiry.Neutral}, req.Polarity) {
+		return nil, fault.New(fault.InvalidArguments, "polarity %q is not lower_is_better, higher_is_better or neutral", req.Polarity).With("field", "polarity")
+	}
+	if req.Confidence == 0 {
+		req.Confidence = 0.95
+	}
+	if !(req.Confidence > 0 && req.Confidence < 1) || !(req.Threshold >= 0 && req.Threshold < 1) {
+		return nil, fault.New(fault.InvalidArguments, "confidence must be in (0, 1) and the practical threshold in [0, 1)")
+	}
+	if req.Resamples == 0 {
+		req.Resamples = 9999
+	}
+	if req.Resamples < 100 || req.Resamples > 1_000_000 {
+		return nil, fault.New(fault.InvalidArguments, "resamples must be in 100..1000000").With("field", "resamples")
+	}
+	if req.Seed == 0 {
+		req.Seed = 1
+	}
+	base, err := query.RunSetEvidence(ctx, ws, req.Baseline, req.Metric, req.Subject)
+	if err != nil {
+		return nil, err
+	}
+	cand, err := query.RunSetEvidence(ctx, ws, req.Candidate, req.Metric, req.Subject)
+	if err != nil {
+		return nil, err
+	}
+	c := &Comparison{SchemaVersion: 1, CorpusCommitID: base.CorpusCommitID, Metric: req.Metric, Subject: req.Subject,
+		Estimand: "median_paired_log_ratio", IndependentUnit: "block", Polarity: req.Polarity, Threshold: req.Threshold,
+		Confidence: req.Confidence, Resamples: req.Resamples, Seed: req.Seed, Mismatches: []Mismatch{},
+		Limitations: []string{"the ratio is candidate / baseline of each block's run medians; blocks are the independent unit"}}
+	c.Baseline, c.Candidate = count(base), count(cand)
+	c.judge(base, cand)
+	xs, ys := c.pairs(base, cand)
+	c.Pairs = len(xs)
+	c.Baseline.Paired, c.Candidate.Paired = len(xs), len(ys)
+	if c.Pairs < 2 {
+		c.Decision = string(stats.Inconclusive)
+		c.Limitations = append(c.Limitations, fmt.Sprintf("%d complete block(s): too few to estimate an interval", c.Pairs))
+		if c.Validity != Invalid {
+			c.Validity = Exploratory
+		}
+		return c, nil
+	}
+	ratios, err := stats.PairedLogRatios(xs, ys)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.estimate(ratios); err != nil {
+		return nil, err
+	}
+	if c.Validity == Invalid {
+		c.Limitations = append(c.Limitations, "the comparison is invalid: its decision is not evidence (the mismatches say why)")
+	}
+	return c, nil
+}
+
+// eligible: the trial succeeded (or the run, outside an experiment) and
+// the run has values of the metric.
+func eligible(m query.SetMember) bool {
+	ok := m.TrialOutcome == inquiry.TrialSucceeded || (m.TrialOutcome == "" && m.ExecutionStatus == "succeeded")
+	return ok && m.Median != nil && *m.Median > 0 && !math.IsInf(*m.Median, 0)
+}
+
+func count(e *query.SetEvidence) Side {
+	s := Side{RunSetID: e.RunSetID, Attempted: len(e.Members)}
+	for _, m := range e.Members {
+		switch {
+		case eligible(m):
+			s.Eligible++
+		case m.TrialOutcome == inquiry.TrialUnattempted:
+			s.Excluded++
+		default:
+			s.Failed++
+		}
+	}
+	return s
+}
+
+// judge names every mismatch and sets the validity: critical ones make the
+// comparison invalid, the others exploratory.
+func (c *Comparison) judge(base, cand *query.SetEvidence) {
+	add := func(critical bool, what, format string, args ...any) {
+		c.Mismatches = append(c.Mismatches, Mismatch{What: what, Detail: fmt.Sprintf(format, args...), Critical: critical})
+	}
+	distinct := func(e *query.SetEvidence, f func(query.SetMember) string) []string {
+		var out []string
+		for _, m := range e.Members {
+			if v := f(m); !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	across := func(what string, f func(query.SetMember) string) {
+		b, k := distinct(base, f), distinct(cand, f)
+		if len(b) > 1 || len(k) > 1 || !slices.Equal(b, k) {
+			add(true, what, "baseline %v, candidate %v", b, k)
+		}
+	}
+	across("environment", func(m query.SetMember) string { return m.EnvironmentID })
+	across("workload_definition", func(m query.SetMember) string { return m.DefinitionID })
+	across("collector", func(m query.SetMember) string { return m.Adapter + " " + m.CollectorVersion })
+	across("measurement_protocol", func(m query.SetMember) string { return m.ProtocolID })
+	for _, side := range []struct {
+		name string
+		e    *query.SetEvidence
+	}{{"baseline", base}, {"candidate", cand}} {
+		if src := distinct(side.e, func(m query.SetMember) string { return m.SourceStateID }); len(src) > 1 {
+			add(true, "source_within_treatment", "the %s's runs ran %d source states", side.name, len(src))
+		}
+		for _, q := range distinct(side.e, func(m query.SetMember) string { return m.IdentityQuality }) {
+			if q != "exact" && q != "clean" {
+				add(false, "identity_quality", "the %s's source identity is %q", side.name, q)
+			}
+		}
+		var oracle, validation int
+		for _, m := range side.e.Members {
+			if m.TrialOutcome == inquiry.TrialOracleFailed {
+				oracle++
+			}
+			if m.ValidationStatus == "failed" || m.ValidationStatus == "error" {
+				validation++
+			}
+		}
+		if oracle > 0 {
+			add(true, "oracle", "%d of the %s's trials failed their oracle", oracle, side.name)
+		}
+		if validation > 0 {
+			add(true, "validation", "%d of the %s's runs failed validation", validation, side.name)
+		}
+		if blocks := distinct(side.e, func(m query.SetMember) string { return m.BlockID }); slices.Contains(blocks, "") {
+			add(false, "blocks", "the %s holds runs outside any experiment block: they are not paired", side.name)
+		}
+	}
+	c.Validity = Valid
+	for _, m := range c.Mismatches {
+		if m.Critical {
+			c.Validity = Invalid
+			return
+		}
+		c.Validity = Exploratory
+	}
+}
+
+// pairs returns, for every block both sides completed, the baseline's and
+// the candidate's run median, in block order; the blocks one side lacks
+// are named as a mismatch.
+func (c *Comparison) pairs(base, cand *query.SetEvidence) (xs, ys []float64) {
+	at := func(e *query.SetEvidence) map[string]query.SetMember {
+		out := map[string]query.SetMember{}
+		for _, m := range e.Members {
+			if m.BlockID != "" && eligible(m) {
+				out[m.BlockID] = m
+				c.Unit = m.Unit
+			}
+		}
+		return out
+	}
+	b, k := at(base), at(cand)
+	var blocks, incomplete []string
+	for id := range b {
+		if _, ok := k[id]; ok {
+			blocks = append(blocks, id)
+		} else {
+			incomplete = append(incomplete, id)
+		}
+	}
+	for id := range k {
+		if _, ok := b[id]; !ok {
+			incomplete = append(incomplete, id)
+		}
+	}
+	sort.Strings(blocks)
+	sort.Strings(incomplete)
+	if len(incomplete) > 0 {
+		c.Mismatches = append(c.Mismatches, Mismatch{What: "blocks", Critical: false,
+			Detail: fmt.Sprintf("%d block(s) lack an eligible trial on one side and are not paired: %v", len(incomplete), incomplete)})
+		if c.Validity == Valid {
+			c.Validity = Exploratory
+		}
+	}
+	for _, id := range blocks {
+		xs, ys = append(xs, *b[id].Median), append(ys, *k[id].Median)
+	}
+	return xs, ys
+}
+
+// Flags binds the decision rule's flags, shared by fox-compare compare and
+// flameox experiment compare.
+func (r *ConfirmRequest) Flags(fs *pflag.FlagSet) {
+	fs.StringVar(&r.Metric, "metric", "", "measurement name the decision is made on, e.g. process.wall_time (required)")
+	fs.StringVar(&r.Subject, "subject", "", "only this subject (a benchmark name) of the metric")
+	fs.StringVar(&r.Polarity, "polarity", inquiry.LowerIsBetter, "lower_is_better, higher_is_better or neutral")
+	fs.Float64Var(&r.Threshold, "threshold", 0, "practical threshold: the smallest relative change that matters, e.g. 0.05")
+	fs.Float64Var(&r.Confidence, "confidence", 0.95, "confidence level of the interval")
+	fs.Uint64Var(&r.Seed, "seed", 1, "bootstrap seed (recorded)")
+	fs.IntVar(&r.Resamples, "resamples", 9999, "bootstrap resamples")
+}
+
+// Exit is the exit status of a finished comparison: COMPARISON_INVALID
+// (exit 6) when it is invalid, naming the critical mismatches; nil
+// otherwise (a regression is a result; a gate asks for it separately).
+func Exit(c *Comparison) error {
+	if c.Validity != Invalid {
+		return nil
+	}
+	var what []string
+	for _, m := range c.Mismatches {
+		if m.Critical {
+			what = append(what, m.What+": "+m.Detail)
+		}
+	}
+	return fault.New(fault.ComparisonInvalid, "the comparison is invalid: %s", strings.Join(what, "; "))
+}
+
+// estimate sets the ratio, its interval and the decision from the paired
+// log ratios: the median with a seeded bootstrap interval (BCa; pkg/stats,
+// whose calibration docs/statistics.md reports), mapped to ratios.
+func (c *Comparison) estimate(logRatios []float64) error {
+	iv, err := stats.MedianInterval(logRatios, stats.Options{Resamples: c.Resamples, Confidence: c.Confidence, Seed: c.Seed, Method: stats.BCa})
+	if err != nil {
+		return err
+	}
+	r := stats.Ratio(iv)
+	c.Method, c.Degenerate = iv.Method, iv.Degenerate
+	c.Ratio, c.RatioLow, c.RatioHigh = &r.Estimate, &r.Lo, &r.Hi
+	if iv.Degenerate {
+		c.Limitations = append(c.Limitations, "the interval is degenerate: "+iv.Reason)
+	}
+	d, err := stats.Decide(r, c.Threshold, c.Polarity)
+	if err != nil {
+		return err
+	}
+	c.Decision = string(d)
+	if c.Threshold == 0 && d == stats.Inconclusive {
+		c.Limitations = append(c.Limitations, "with a practical threshold of 0 no difference can be shown absent: give --threshold to test for it")
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package query
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/flameox/flameox/pkg/catalog"
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/workspace"
+)
+
+// SetMember is one run of a frozen run set with what a comparison needs
+// to judge it: its trial (block, outcome), the identities that must match
+// across the comparison, and the median of its values of one metric.
+type SetMember struct {
+	RunID            string   `json:"run_id"`
+	TrialID          string   `json:"trial_id,omitempty"`
+	BlockID          string   `json:"block_id,omitempty"`
+	TrialOutcome     string   `json:"trial_outcome,omitempty"`
+	ExecutionStatus  string   `json:"execution_status"`
+	ValidationStatus string   `json:"validation_status"`
+	SourceStateID    string   `json:"source_state_id,omitempty"`
+	IdentityQuality  string   `json:"identity_quality,omitempty"`
+	EnvironmentID    string   `json:"environment_id,omitempty"`
+	DefinitionID     string   `json:"workload_definition_id,omitempty"`
+	Adapter          string   `json:"adapter,omitempty"`
+	CollectorVersion string   `json:"collector_version,omitempty"`
+	ProtocolID       string   `json:"measurement_protocol_id,omitempty"`
+	Values           int      `json:"values"`
+	Median           *float64 `json:"median,omitempty"`
+	Unit             string   `json:"unit,omitempty"`
+}
+
+// SetEvidence is a frozen run set read at the pinned HEAD for one metric.
+type SetEvidence struct {
+	RunSetID       string      `json:"run_set_id"`
+	FrozenAt       string      `json:"frozen_at_commit"`
+	CorpusCommitID string      `json:"corpus_commit_id"`
+	Members        []SetMember `json:"members"`
+}
+
+var qSetMembers = catalog.Query{Name: "compare.set_members", Version: "1", SQL: `
+WITH m AS (
+  SELECT unnest(from_json(r.members_json, '[{"run_id":"VARCHAR","trial_id":"VARCHAR"}]'), recursive := true)
+  FROM run_sets r WHERE r.run_set_id = $1
+), t AS (
+  SELECT * FROM trials QUALIFY row_number() OVER (PARTITION BY trial_id ORDER BY published_at DESC) = 1
+), v AS (
+  SELECT x.run_id, count(*) AS n, median(coalesce(x.value_float, x.value_int::DOUBLE)) AS med, any_value(x.unit) AS unit
+  FROM measurements_current x
+  WHERE x.name = $2 AND ($3 = '' OR x.subject = $3) AND NOT x.is_warmup
+    AND coalesce(x.value_float, x.value_int::DOUBLE) IS NOT NULL
+  GROUP BY x.run_id
+)
+SELECT m.run_id, coalesce(m.trial_id, ''), coalesce(t.block_id, ''), coalesce(t.outcome, ''),
+       coalesce(r.execution_status, ''), coalesce(r.validation_status, ''), coalesce(r.source_state_id, ''),
+       coalesce(s.identity_quality, ''), coalesce(r.environment_id, ''), coalesce(r.workload_definition_id, ''),
+       coalesce(r.adapter, ''), coalesce(r.collector_version, ''), coalesce(r.measurement_protocol_id, ''),
+       coalesce(v.n, 0), v.med, coalesce(v.unit, '')
+FROM m
+LEFT JOIN t ON t.trial_id = m.trial_id
+LEFT JOIN runs_current r ON r.run_id = m.run_id
+LEFT JOIN source_states s ON s.source_state_id = r.source_state_id
+LEFT JOIN v ON v.run_id = m.run_id
+ORDER BY coalesce(t.block_id, ''), m.run_id`}
+
+// RunSetEvidence reads the members of a frozen run set with their trials,
+// identities and the median of their values of metric (optionally of one
+// subject), at the pinned HEAD.
+func RunSetEvidence(ctx context.Context, ws *workspace.Workspace, runSetID, metric, subject string) (*SetEvidence, error) {
+	if runSetID == "" || metric == "" {
+		return nil, fault.New(fault.InvalidArguments, "a comparison needs two run sets and a metric").With("field", "metric")
+	}
+	set, err := GetRunSet(ctx, ws, GetRunSetRequest{RunSetID: runSetID, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	return with(ctx, ws, func(s *Session) (*SetEvidence, error) {
+		res := &SetEvidence{RunSetID: runSetID, FrozenAt: set.RunSet.CorpusCommitID, CorpusCommitID: s.Commit(), Members: []SetMember{}}
+		err := s.R.Scan(ctx, qSetMembers, []any{runSetID, metric, subject}, func(rows *sql.Rows) error {
+			for rows.Next() {
+				var m SetMember
+				var med sql.NullFloat64
+				if err := rows.Scan(&m.RunID, &m.TrialID, &m.BlockID, &m.TrialOutcome, &m.ExecutionStatus, &m.ValidationStatus,
+					&m.SourceStateID, &m.IdentityQuality, &m.EnvironmentID, &m.DefinitionID, &m.Adapter, &m.CollectorVersion,
+					&m.ProtocolID, &m.Values, &med, &m.Unit); err != nil {
+					return err
+				}
+				if med.Valid {
+					m.Median = &med.Float64
+				}
+				if len(res.Members) == inquiryMaxMembers {
+					break
+				}
+				res.Members = append(res.Members, m)
+			}
+			return nil
+		})
+		return res, err
+	})
+}
+
+// inquiryMaxMembers bounds what one comparison reads of a set.
+const inquiryMaxMembers = 10000
