@@ -158,6 +158,9 @@ func CompareRuns(ctx context.Context, ws *workspace.Workspace, req BenchRequest)
 	}
 	v.CorpusCommitID = runs.CorpusCommitID
 	v.Validity = benchValidity(runs.Runs[0].Manifest, runs.Runs[1].Manifest)
+	if slices.ContainsFunc(append(runs.Runs[0].Values, runs.Runs[1].Values...), func(x query.BenchValue) bool { return x.Producer == "pyperf" }) {
+		v.Validity.Reasons = append(v.Validity.Reasons, "pyperf values are pooled over worker processes and tested as independent, as benchstat tests go test repetitions")
+	}
 	for i := range v.Rows {
 		v.Rows[i].Validity = v.Validity.Status
 	}
