@@ -55,8 +55,8 @@ type Mismatch struct {
 	Critical bool   `json:"critical"`
 }
 
-// Comparison is the result of `fox-compare compare` and `flameox compare
-// --baseline-set … --candidate-set …`: the median paired log ratio over
+// Comparison is the result of `fox-compare compare`, `flameox experiment
+// compare` and MCP compare_run_sets: the median paired log ratio over
 // complete blocks with a seeded bootstrap interval, the decision the
 // practical threshold gives, and the validity that qualifies it, every
 // mismatch named.
