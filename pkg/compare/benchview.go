@@ -9,6 +9,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/query"
+	"github.com/flameox/flameox/pkg/stats"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workspace"
 	"golang.org/x/perf/benchfmt"
@@ -431,6 +432,14 @@ func benchRow(tableLabel, name, unit, pol string, threshold float64, baseCol, co
 	}
 	r.Ratio = finite(ratio)
 	r.Decision = decide(pol, r.Significant, ratio, threshold)
+	// benchmath calls two constant samples that differ significantly
+	// different whatever their size (p = 0 for 3 values against 1); a
+	// decision needs as many values per side as a 95% interval for the
+	// median does, benchstat's "need >= 6 samples".
+	if need := stats.MinMedianN(1 - r.Alpha); (len(old.values) < need || len(nw.values) < need) && r.Decision != decDescriptive && r.Decision != decInconclusive {
+		r.Decision = decInconclusive
+		r.Warnings = append(r.Warnings, fmt.Sprintf("fewer than %d values on a side: too few for a decision", need))
+	}
 	return r
 }
 

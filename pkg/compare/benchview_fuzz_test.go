@@ -12,7 +12,7 @@ import (
 // FuzzBenchView drives the conversion and comparison with arbitrary
 // samples (empty, one value, all equal, zeros, NaN, infinities, huge) and
 // projections: a structured error or an honest result, never a panic,
-// a non-JSON number or a confident verdict from too few values.
+// a non-JSON number or a decision from too few values.
 func FuzzBenchView(f *testing.F) {
 	enc := func(xs ...float64) []byte {
 		b := make([]byte, 0, 8*len(xs))
@@ -58,8 +58,10 @@ func FuzzBenchView(f *testing.F) {
 			if meaningful && (!r.Significant || r.Old == nil || r.New == nil) {
 				t.Fatalf("%s without a significant comparison: %+v", r.Decision, r)
 			}
-			if r.Old != nil && r.New != nil && r.Old.N <= 3 && r.New.N <= 3 && r.Significant {
-				t.Fatalf("significant from %d and %d values", r.Old.N, r.New.N)
+			// benchmath may call two constant samples different at any
+			// size (benchstat shows them so); a decision needs 6 values a side.
+			if r.Old != nil && r.New != nil && (r.Old.N < 6 || r.New.N < 6) && (meaningful || r.Decision == decNoDifference) {
+				t.Fatalf("%s from %d and %d values", r.Decision, r.Old.N, r.New.N)
 			}
 			if r.Validity != validityExploratory {
 				t.Fatalf("validity %s for unpaired samples", r.Validity)
