@@ -1,17 +1,13 @@
 package query
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
-	"github.com/flameox/flameox/pkg/adapter/all"
-	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/internal/testenv"
-	"github.com/flameox/flameox/pkg/publish"
 )
 
 // pyperfScript prints, for each file, each benchmark's median and number
@@ -58,32 +54,8 @@ func TestSummaryEqualsPyperf(t *testing.T) {
 	want := pyperfMedians(t, files)
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			f := newFixture(t)
-			ctx := context.Background()
-			imp, err := f.svc.Import(ctx, capture.ImportRequest{Path: file, Kind: "benchmark_samples"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			pub := publish.New(f.ws, publish.Options{Extractors: all.Registry().Extractors()})
-			if _, err := pub.PublishRuns(ctx, []publish.RunRef{{RunID: imp.Run.RunID, Revision: imp.Run.Revision}}); err != nil {
-				t.Fatal(err)
-			}
-			var rows []SummaryRow
-			req := SummaryRequest{RunID: imp.Run.RunID, Limit: 2}
-			for {
-				res, err := SummarizeMeasurements(ctx, f.ws, req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rows = append(rows, res.Rows...)
-				if !res.Truncated {
-					if res.Total != int64(len(rows)) {
-						t.Fatalf("total %d, %d rows", res.Total, len(rows))
-					}
-					break
-				}
-				req.Cursor = res.Cursor
-			}
+			// Small pages, so the cursor is followed to the end.
+			rows := summaryOfFile(t, file, 2)
 			benches := want[file]
 			if len(rows) != len(benches) {
 				t.Fatalf("%d summary rows, pyperf has %d benchmarks: %+v", len(rows), len(benches), rows)

@@ -144,33 +144,8 @@ func TestSummaryEqualsBenchstat(t *testing.T) {
 		"golang-perf__benchseries-Go1.17-opt.20220105T213212", "golang-perf__bent-20200101T024818.BaseNl.benchsize"} {
 		t.Run(name, func(t *testing.T) {
 			file, _ := filepath.Abs(filepath.Join("testdata", name))
-			f := newFixture(t)
-			ctx := context.Background()
-			imp, err := f.svc.Import(ctx, capture.ImportRequest{Path: file, Kind: "benchmark_samples"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			pub := publish.New(f.ws, publish.Options{Extractors: all.Registry().Extractors()})
-			if _, err := pub.PublishRuns(ctx, []publish.RunRef{{RunID: imp.Run.RunID, Revision: imp.Run.Revision}}); err != nil {
-				t.Fatal(err)
-			}
 			// Small pages, so the cursor is followed to the end.
-			var rows []SummaryRow
-			req := SummaryRequest{RunID: imp.Run.RunID, Limit: 7}
-			for {
-				res, err := SummarizeMeasurements(ctx, f.ws, req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rows = append(rows, res.Rows...)
-				if !res.Truncated {
-					if res.Total != int64(len(rows)) {
-						t.Fatalf("total %d, %d rows", res.Total, len(rows))
-					}
-					break
-				}
-				req.Cursor = res.Cursor
-			}
+			rows := summaryOfFile(t, file, 7)
 			want := benchstatCSV(t, file)
 			counts := resultLines(t, file)
 			if len(rows) == 0 {
@@ -201,6 +176,39 @@ func TestSummaryEqualsBenchstat(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// summaryOfFile imports file into a fresh workspace, publishes it and
+// returns every summary row, following the cursor in pages of limit rows
+// (so paging is checked too).
+func summaryOfFile(t *testing.T, file string, limit int) []SummaryRow {
+	t.Helper()
+	f := newFixture(t)
+	ctx := context.Background()
+	imp, err := f.svc.Import(ctx, capture.ImportRequest{Path: file, Kind: "benchmark_samples"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := publish.New(f.ws, publish.Options{Extractors: all.Registry().Extractors()})
+	if _, err := pub.PublishRuns(ctx, []publish.RunRef{{RunID: imp.Run.RunID, Revision: imp.Run.Revision}}); err != nil {
+		t.Fatal(err)
+	}
+	var rows []SummaryRow
+	req := SummaryRequest{RunID: imp.Run.RunID, Limit: limit}
+	for {
+		res, err := SummarizeMeasurements(ctx, f.ws, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, res.Rows...)
+		if !res.Truncated {
+			if res.Total != int64(len(rows)) {
+				t.Fatalf("total %d, %d rows", res.Total, len(rows))
+			}
+			return rows
+		}
+		req.Cursor = res.Cursor
 	}
 }
 
