@@ -256,10 +256,18 @@ func (s *sampler) cpuAt(depth int) (own, children cpu) {
 	return own, children
 }
 
+// hwmSlack is the share of flameox's own high-water mark (1/hwmSlack) a
+// child's ru_maxrss must exceed it by to be the workload's (peakRSS).
+const hwmSlack = 16
+
 // peakRSS chooses the trustworthy peak RSS of the whole tree: wait4's
-// ru_maxrss, unless flameox's own memory may be in it (see above).
+// ru_maxrss, unless flameox's own memory may be in it (see above). A
+// child forked while flameox's memory was at its high-water mark reports
+// about that mark, and the kernel updates the two marks at different
+// moments, so a maximum within hwmSlack above flameox's own is taken for
+// flameox's, not the workload's.
 func peakRSS(rusageMax, parentHWM int64, s *sampler) (int64, string) {
-	if parentHWM > 0 && rusageMax > parentHWM {
+	if parentHWM > 0 && rusageMax > parentHWM+parentHWM/hwmSlack {
 		return rusageMax, RSSWait4
 	}
 	if m := s.peakAt(0, maxDepth+1); m > 0 {

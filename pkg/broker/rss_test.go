@@ -92,3 +92,33 @@ func TestWrappedWorkloadUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestPeakRSSSource: wait4's maximum is the workload's only when it
+// clearly exceeds flameox's own high-water mark; one within a few percent
+// of it is flameox's memory seen through the fork, and the sampled peak
+// (or nothing) is reported instead.
+func TestPeakRSSSource(t *testing.T) {
+	const mib = 1 << 20
+	sampled := &sampler{seen: map[procKey]*procUse{{pid: 2}: {depth: 0, hwm: 70 * mib}}}
+	empty := &sampler{seen: map[procKey]*procUse{}}
+	for _, tt := range []struct {
+		name        string
+		rusage, hwm int64
+		s           *sampler
+		want        int64
+		source      string
+	}{
+		{"clearly above flameox's own", 300 * mib, 200 * mib, sampled, 300 * mib, RSSWait4},
+		{"just above flameox's own", 205 * mib, 200 * mib, sampled, 70 * mib, RSSSampled},
+		{"at flameox's own", 200 * mib, 200 * mib, sampled, 70 * mib, RSSSampled},
+		{"nothing sampled", 205 * mib, 200 * mib, empty, 0, RSSUnknown},
+		{"own mark unknown", 205 * mib, 0, empty, 205 * mib, RSSWait4},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, src := peakRSS(tt.rusage, tt.hwm, tt.s)
+			if got != tt.want || src != tt.source {
+				t.Fatalf("peakRSS(%d, %d) = %d %s, want %d %s", tt.rusage, tt.hwm, got, src, tt.want, tt.source)
+			}
+		})
+	}
+}
