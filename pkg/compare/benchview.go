@@ -9,8 +9,8 @@ import (
 
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/query"
-	"github.com/flameox/flameox/pkg/stats"
 	"github.com/flameox/flameox/pkg/run"
+	"github.com/flameox/flameox/pkg/stats"
 	"github.com/flameox/flameox/pkg/workspace"
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"

@@ -129,6 +129,20 @@ func Confirm(ctx context.Context, ws *workspace.Workspace, req ConfirmRequest) (
 		Confidence: req.Confidence, Resamples: req.Resamples, Seed: req.Seed, Mismatches: []Mismatch{},
 		Limitations: []string{"the ratio is candidate / baseline of each block's run medians; blocks are the independent unit"}}
 	c.Baseline, c.Candidate = count(base), count(cand)
+	for _, side := range []struct {
+		name string
+		e    *query.SetEvidence
+	}{{"baseline", base}, {"candidate", cand}} {
+		n := 0
+		for _, m := range side.e.Members {
+			if succeeded(m) && !eligible(m) {
+				n++
+			}
+		}
+		if n > 0 {
+			c.Limitations = append(c.Limitations, fmt.Sprintf("%d of the %s's successful runs have no positive value of %s and are excluded", n, side.name, req.Metric))
+		}
+	}
 	c.judge(base, cand)
 	xs, ys := c.pairs(base, cand)
 	c.Pairs = len(xs)
@@ -154,20 +168,26 @@ func Confirm(ctx context.Context, ws *workspace.Workspace, req ConfirmRequest) (
 	return c, nil
 }
 
-// eligible: the trial succeeded (or the run, outside an experiment) and
-// the run has values of the metric.
-func eligible(m query.SetMember) bool {
-	ok := m.TrialOutcome == inquiry.TrialSucceeded || (m.TrialOutcome == "" && m.ExecutionStatus == "succeeded")
-	return ok && m.Median != nil && *m.Median > 0 && !math.IsInf(*m.Median, 0)
+// succeeded: the trial succeeded (or the run, outside an experiment).
+func succeeded(m query.SetMember) bool {
+	return m.TrialOutcome == inquiry.TrialSucceeded || (m.TrialOutcome == "" && m.ExecutionStatus == "succeeded")
 }
 
+// eligible: it succeeded and has a positive, finite median of the metric
+// (a ratio needs one).
+func eligible(m query.SetMember) bool {
+	return succeeded(m) && m.Median != nil && *m.Median > 0 && !math.IsInf(*m.Median, 0)
+}
+
+// count sorts a side's members: eligible; excluded (never attempted, or
+// succeeded without a positive value of the metric); failed.
 func count(e *query.SetEvidence) Side {
 	s := Side{RunSetID: e.RunSetID, Attempted: len(e.Members)}
 	for _, m := range e.Members {
 		switch {
 		case eligible(m):
 			s.Eligible++
-		case m.TrialOutcome == inquiry.TrialUnattempted:
+		case m.TrialOutcome == inquiry.TrialUnattempted || succeeded(m):
 			s.Excluded++
 		default:
 			s.Failed++
