@@ -28,12 +28,8 @@ func analyzeHotspots(ctx context.Context, c *Context, args []string) error {
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
-	switch *format {
-	case "json":
-		c.JSON, c.Env.Mode = true, cli.JSON
-	case "text", "markdown":
-	default:
-		return cli.Usagef("--format is text, markdown or json, not %q", *format)
+	if err := c.outputFormat(*format, "text", "markdown"); err != nil {
+		return err
 	}
 	if fs.NArg() != 1 {
 		return cli.Usagef("analyze hotspots needs one RUN_OR_ARTIFACT")

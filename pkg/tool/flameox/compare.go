@@ -35,12 +35,8 @@ func compareCmd(ctx context.Context, c *Context, args []string) error {
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
-	switch *format {
-	case "json":
-		c.JSON, c.Env.Mode = true, cli.JSON
-	case "text", "markdown", "csv":
-	default:
-		return cli.Usagef("--format is text, markdown, csv or json, not %q", *format)
+	if err := c.outputFormat(*format, "text", "markdown", "csv"); err != nil {
+		return err
 	}
 	fail := map[string]bool{}
 	if *failOn != "" {

@@ -27,12 +27,8 @@ func analyzeDiff(ctx context.Context, c *Context, args []string) error {
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
-	switch *format {
-	case "json":
-		c.JSON, c.Env.Mode = true, cli.JSON
-	case "text", "markdown":
-	default:
-		return cli.Usagef("--format is text, markdown or json, not %q", *format)
+	if err := c.outputFormat(*format, "text", "markdown"); err != nil {
+		return err
 	}
 	if fs.NArg() != 2 {
 		return cli.Usagef("analyze diff needs BASE and CANDIDATE (run ids or artifact ids of two profiles)")

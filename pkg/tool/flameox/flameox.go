@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -219,6 +220,19 @@ func (c *Context) parse(fs *pflag.FlagSet, args []string) error {
 }
 
 // workspace discovers the workspace for a command.
+// outputFormat applies a command's --format: json switches to the JSON
+// result (as --json does); the others must be among allowed.
+func (c *Context) outputFormat(format string, allowed ...string) error {
+	if format == "json" {
+		c.JSON, c.Env.Mode = true, cli.JSON
+		return nil
+	}
+	if !slices.Contains(allowed, format) {
+		return cli.Usagef("--format is %s or json, not %q", strings.Join(allowed, ", "), format)
+	}
+	return nil
+}
+
 func (c *Context) workspace() (*workspace.Workspace, error) {
 	return workspace.Discover(c.Dir, c.Workspace)
 }
