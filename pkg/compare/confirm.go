@@ -34,9 +34,18 @@ type ConfirmRequest struct {
 	Polarity   string  `json:"polarity,omitempty" jsonschema:"lower_is_better (default), higher_is_better or neutral"`
 	Threshold  float64 `json:"practical_threshold,omitempty" jsonschema:"smallest relative change that matters, e.g. 0.05"`
 	Confidence float64 `json:"confidence_level,omitempty" jsonschema:"interval confidence, default 0.95"`
-	Seed       uint64  `json:"seed,omitempty" jsonschema:"bootstrap seed (recorded), default 1"`
-	Resamples  int     `json:"resamples,omitempty" jsonschema:"bootstrap resamples, default 9999"`
+	// Method is the interval: order_statistic (default), interpolated,
+	// bca or percentile (docs/statistics.md compares them).
+	Method    string `json:"confidence_method,omitempty" jsonschema:"interval method: order_statistic (default), interpolated, bca or percentile"`
+	Seed      uint64 `json:"seed,omitempty" jsonschema:"bootstrap seed (recorded; bca and percentile only), default 1"`
+	Resamples int    `json:"resamples,omitempty" jsonschema:"bootstrap resamples (bca and percentile only), default 9999"`
 }
+
+// DefaultMethod is the comparison's interval: the exact order-statistic
+// interval of the median, the only method whose A/A false-verdict rate
+// stays at or under 1 - confidence in the calibration simulation
+// (docs/statistics.md).
+const DefaultMethod = stats.OrderStatistic
 
 // Side counts one run set's members.
 type Side struct {
@@ -57,7 +66,7 @@ type Mismatch struct {
 
 // Comparison is the result of `fox-compare compare`, `flameox experiment
 // compare` and MCP compare_run_sets: the median paired log ratio over
-// complete blocks with a seeded bootstrap interval, the decision the
+// complete blocks with its confidence interval, the decision the
 // practical threshold gives, and the validity that qualifies it, every
 // mismatch named.
 type Comparison struct {
@@ -84,7 +93,10 @@ type Comparison struct {
 	Mismatches      []Mismatch `json:"mismatches"`
 	Baseline        Side       `json:"baseline"`
 	Candidate       Side       `json:"candidate"`
-	Limitations     []string   `json:"limitations"`
+	// ProfileChanges are the top frame changes between the two sides'
+	// profiles, when both carry profiles.
+	ProfileChanges *ProfileChanges `json:"profile_changes,omitempty"`
+	Limitations    []string        `json:"limitations"`
 }
 
 // Confirm compares two frozen run sets block by block.
@@ -107,14 +119,26 @@ func Confirm(ctx context.Context, ws *workspace.Workspace, req ConfirmRequest) (
 	if !(req.Confidence > 0 && req.Confidence < 1) || !(req.Threshold >= 0 && req.Threshold < 1) {
 		return nil, fault.New(fault.InvalidArguments, "confidence must be in (0, 1) and the practical threshold in [0, 1)")
 	}
-	if req.Resamples == 0 {
-		req.Resamples = 9999
+	if req.Method == "" {
+		req.Method = DefaultMethod
 	}
-	if req.Resamples < 100 || req.Resamples > 1_000_000 {
-		return nil, fault.New(fault.InvalidArguments, "resamples must be in 100..1000000").With("field", "resamples")
-	}
-	if req.Seed == 0 {
-		req.Seed = 1
+	switch req.Method {
+	case stats.OrderStatistic, stats.Interpolated:
+		// Nothing is resampled: no seed or resample count is recorded.
+		req.Resamples, req.Seed = 0, 0
+	case stats.BCa, stats.Percentile:
+		if req.Resamples == 0 {
+			req.Resamples = 9999
+		}
+		if req.Resamples < 100 || req.Resamples > 1_000_000 {
+			return nil, fault.New(fault.InvalidArguments, "resamples must be in 100..1000000").With("field", "resamples")
+		}
+		if req.Seed == 0 {
+			req.Seed = 1
+		}
+	default:
+		return nil, fault.New(fault.InvalidArguments, "interval method %q is not order_statistic, interpolated, bca or percentile", req.Method).
+			With("field", "confidence_method")
 	}
 	base, err := query.RunSetEvidence(ctx, ws, req.Baseline, req.Metric, req.Subject)
 	if err != nil {
@@ -126,7 +150,7 @@ func Confirm(ctx context.Context, ws *workspace.Workspace, req ConfirmRequest) (
 	}
 	c := &Comparison{SchemaVersion: 1, CorpusCommitID: base.CorpusCommitID, Metric: req.Metric, Subject: req.Subject,
 		Estimand: "median_paired_log_ratio", IndependentUnit: "block", Polarity: req.Polarity, Threshold: req.Threshold,
-		Confidence: req.Confidence, Resamples: req.Resamples, Seed: req.Seed, Mismatches: []Mismatch{},
+		Confidence: req.Confidence, Method: req.Method, Resamples: req.Resamples, Seed: req.Seed, Mismatches: []Mismatch{},
 		Limitations: []string{"the ratio is candidate / baseline of each block's run medians; blocks are the independent unit"}}
 	c.Baseline, c.Candidate = count(base), count(cand)
 	for _, side := range []struct {
@@ -160,6 +184,9 @@ func Confirm(ctx context.Context, ws *workspace.Workspace, req ConfirmRequest) (
 		return nil, err
 	}
 	if err := c.estimate(ratios); err != nil {
+		return nil, err
+	}
+	if err := c.profileChanges(ctx, ws, base, cand); err != nil {
 		return nil, err
 	}
 	if c.Validity == Invalid {
@@ -314,8 +341,9 @@ func (r *ConfirmRequest) Flags(fs *pflag.FlagSet) {
 	fs.StringVar(&r.Polarity, "polarity", inquiry.LowerIsBetter, "lower_is_better, higher_is_better or neutral")
 	fs.Float64Var(&r.Threshold, "threshold", 0, "practical threshold: the smallest relative change that matters, e.g. 0.05")
 	fs.Float64Var(&r.Confidence, "confidence", 0.95, "confidence level of the interval")
-	fs.Uint64Var(&r.Seed, "seed", 1, "bootstrap seed (recorded)")
-	fs.IntVar(&r.Resamples, "resamples", 9999, "bootstrap resamples")
+	fs.StringVar(&r.Method, "method", DefaultMethod, "interval: order_statistic, interpolated, bca or percentile (docs/statistics.md)")
+	fs.Uint64Var(&r.Seed, "seed", 0, "bootstrap seed, recorded (bca and percentile; default 1)")
+	fs.IntVar(&r.Resamples, "resamples", 0, "bootstrap resamples (bca and percentile; default 9999)")
 }
 
 // Exit is the exit status of a finished comparison: COMPARISON_INVALID
@@ -335,10 +363,11 @@ func Exit(c *Comparison) error {
 }
 
 // estimate sets the ratio, its interval and the decision from the paired
-// log ratios: the median with a seeded bootstrap interval (BCa; pkg/stats,
-// whose calibration docs/statistics.md reports), mapped to ratios.
+// log ratios: the median with an interval by the request's method
+// (pkg/stats, whose calibration docs/statistics.md reports), mapped to
+// ratios.
 func (c *Comparison) estimate(logRatios []float64) error {
-	iv, err := stats.MedianInterval(logRatios, stats.Options{Resamples: c.Resamples, Confidence: c.Confidence, Seed: c.Seed, Method: stats.BCa})
+	iv, err := stats.MedianInterval(logRatios, stats.Options{Resamples: c.Resamples, Confidence: c.Confidence, Seed: c.Seed, Method: c.Method})
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ func (s *server) addExperimentTools() {
 		Description: "A published experiment: its design and decision rule, each variant's trial outcomes, its run sets, and its trials in block order (paged; outcome filters).",
 		Annotations: readOnly("Get experiment")}, s.getExperiment, limitSchema(listLimit), enum("outcome", inquiry.TerminalOutcomes()...))
 	addTool(s, &mcp.Tool{Name: "compare_run_sets",
-		Description: "Compare two variants' frozen run sets block by block: median paired ratio with a seeded bootstrap interval, the decision against practical_threshold, and the validity with every mismatch named.",
+		Description: "Compare two variants' frozen run sets block by block: median paired ratio with its confidence interval, the decision against practical_threshold, and the validity with every mismatch named.",
 		Annotations: readOnly("Compare run sets")}, s.compareRunSets, enum("polarity", inquiry.LowerIsBetter, inquiry.HigherIsBetter, inquiry.Neutral))
 	addTool(s, &mcp.Tool{Name: "start_experiment",
 		Description: "Run the experiment a plan_token names as a background job: each trial is captured and published; poll get_job (progress per trial), cancel_job stops it and records the rest unattempted.",

@@ -104,6 +104,7 @@ func newServer(opts Options) *server {
 	s.addExperimentTools()
 	s.addCompareTools()
 	s.addDiffTools()
+	s.addComparisonRecordTools()
 	s.addPrompts()
 	s.addResources()
 	return s

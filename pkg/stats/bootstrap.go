@@ -41,7 +41,7 @@ type Options struct {
 	Resamples  int     // bootstrap replicates; DefaultResamples when 0
 	Confidence float64 // two-sided level in (0, 1); DefaultConfidence when 0
 	Seed       uint64  // the PCG seed: the same seed gives the same interval
-	Method     string  // BCa or Percentile; DefaultMethod when empty
+	Method     string  // BCa, Percentile, OrderStatistic or Interpolated; DefaultMethod when empty
 }
 
 // Interval is a bootstrap confidence interval for a statistic.
@@ -72,13 +72,18 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Method == "" {
 		o.Method = DefaultMethod
 	}
-	if o.Method != BCa && o.Method != Percentile {
+	if o.Method != BCa && o.Method != Percentile && !orderMethod(o.Method) {
 		return o, fault.New(fault.InvalidArguments, "unknown interval method %q", o.Method).With("method", o.Method).
-			Fix("Use " + BCa + " or " + Percentile + ".")
+			Fix("Use " + BCa + ", " + Percentile + ", " + OrderStatistic + " or " + Interpolated + ".")
 	}
 	if !(o.Confidence > 0 && o.Confidence < 1) {
 		return o, fault.New(fault.InvalidArguments, "confidence %v is not in (0, 1)", o.Confidence).
 			With("confidence", strconv.FormatFloat(o.Confidence, 'g', -1, 64)).Fix("Use a level such as 0.95.")
+	}
+	if orderMethod(o.Method) {
+		// Nothing is resampled; the interval records no replicates.
+		o.Resamples, o.Seed = 0, 0
+		return o, nil
 	}
 	if o.Resamples < 0 || o.Resamples > MaxResamples {
 		return o, fault.New(fault.InvalidArguments, "resamples %d is not in [1, %d]", o.Resamples, MaxResamples).
@@ -117,6 +122,10 @@ func bootstrap(xs []float64, statistic func([]float64) float64, fast func(src *r
 	opt, err := opt.withDefaults()
 	if err != nil {
 		return Interval{}, err
+	}
+	if orderMethod(opt.Method) {
+		return Interval{}, fault.New(fault.InvalidArguments, "%s is an interval for the median, not a bootstrap", opt.Method).With("method", opt.Method).
+			Fix("Use MedianInterval, or " + BCa + " or " + Percentile + " for another statistic.")
 	}
 	if len(xs) == 0 {
 		return Interval{}, fault.New(fault.InvalidArguments, "a bootstrap interval needs at least one value, got none").
@@ -314,6 +323,9 @@ func medianResampler(xs []float64) func(src *rand.PCG) float64 {
 // confidence (6 at 0.95, 8 at 0.99) give a Degenerate interval. It is
 // the same bound behind benchstat's "need >= 6 samples" warning.
 func MedianInterval(xs []float64, opt Options) (Interval, error) {
+	if o, err := opt.withDefaults(); err == nil && orderMethod(o.Method) {
+		return medianOrderInterval(xs, o)
+	}
 	var fast func(*rand.PCG) float64
 	if len(xs) > 1 {
 		fast = medianResampler(xs)

@@ -38,10 +38,12 @@ func FuzzCompare(f *testing.F) {
 		}
 		half := len(vals) / 2
 		base, cand := vals[:half], vals[half:2*half]
-		method := BCa
+		// The seed's low bit and percentile pick one of the four methods.
+		pick := int(seed%2) * 2
 		if percentile {
-			method = Percentile
+			pick++
 		}
+		method := []string{BCa, Percentile, OrderStatistic, Interpolated}[pick]
 		structured := func(err error) {
 			if !fault.Is(err, fault.InvalidArguments) {
 				t.Fatalf("not a structured INVALID_ARGUMENTS error: %v", err)

@@ -16,7 +16,12 @@ import (
 // flake; -sim=full runs the figures the document reports:
 //
 //	go test ./pkg/stats -run TestSimulation -sim=full -v -timeout 30m
-var simMode = flag.String("sim", "", `calibration simulation size: "" (CI-sized) or "full" (the figures in docs/statistics.md)`)
+var (
+	simMode    = flag.String("sim", "", `calibration simulation size: "" (CI-sized) or "full" (the figures in docs/statistics.md)`)
+	simMethods = flag.String("sim-methods", strings.Join(allMethods, ","), "interval methods the full simulation compares")
+)
+
+var allMethods = []string{BCa, Percentile, OrderStatistic, Interpolated}
 
 // noiseModel is how one block's two measurements are drawn. Each value is
 // the block's level (a slow trend across blocks, which pairing cancels)
@@ -158,7 +163,7 @@ func runCells(t testing.TB, cells []simCell) []simResult {
 // loose so that a change of generator or float rounding cannot tip them.
 func TestSimulationCI(t *testing.T) {
 	var cells []simCell
-	for _, m := range []string{BCa, Percentile} {
+	for _, m := range allMethods {
 		for _, model := range noiseModels {
 			cells = append(cells,
 				simCell{method: m, model: model, blocks: 20, ratio: 1, experiments: 200, resamples: 999},
@@ -201,7 +206,7 @@ func TestSimulation(t *testing.T) {
 	blockCounts := []int{5, 6, 10, 20, 40}
 	ratios := []float64{0.95, 0.90, 0.80}
 	var cells []simCell
-	for _, m := range []string{BCa, Percentile} {
+	for _, m := range strings.Split(*simMethods, ",") {
 		for _, model := range noiseModels {
 			for _, n := range blockCounts {
 				cells = append(cells, simCell{method: m, model: model, blocks: n, ratio: 1, experiments: aa, resamples: resamples})

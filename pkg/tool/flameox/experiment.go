@@ -21,7 +21,7 @@ func experimentCommands() []*Command {
 	return []*Command{
 		{Name: "experiment plan", Args: "NAME --adapter ADAPTER", Summary: "every trial of a declared experiment in order (block, variant, parameters, seed), without running anything", MCPTool: "plan_experiment", Run: experimentPlan},
 		{Name: "experiment run", Args: "NAME --adapter ADAPTER", Summary: "run every trial of a declared experiment, publishing each run, trial and one frozen run set per variant", MCPTool: "start_experiment", Run: experimentRun},
-		{Name: "experiment compare", Args: "BASELINE_SET CANDIDATE_SET --metric M", Summary: "compare two variants' frozen run sets block by block: median paired ratio with a seeded bootstrap interval, decision against --threshold, validity with every mismatch named", MCPTool: "compare_run_sets", Run: experimentCompare},
+		{Name: "experiment compare", Args: "BASELINE_SET CANDIDATE_SET --metric M", Summary: "compare two variants' frozen run sets block by block: median paired ratio with its confidence interval, decision against --threshold, validity with every mismatch named", MCPTool: "compare_run_sets", Run: experimentCompare},
 		{Name: "experiment show", Args: "EXPERIMENT_ID", Summary: "a published experiment: design, each variant's trial outcomes, run sets, and its trials in block order (--outcome filters)", MCPTool: "get_experiment", Run: experimentShow},
 	}
 }
@@ -196,7 +196,7 @@ func renderExperimentShow(w io.Writer, res *query.ExperimentDetail) {
 }
 
 func experimentCompare(ctx context.Context, c *Context, args []string) error {
-	fs := c.flags("experiment compare", "BASELINE_SET CANDIDATE_SET --metric M [--subject S] [--polarity P] [--threshold T] [--confidence C] [--seed N] [--resamples N]")
+	fs := c.flags("experiment compare", "BASELINE_SET CANDIDATE_SET --metric M [--subject S] [--polarity P] [--threshold T] [--confidence C] [--method M] [--seed N] [--resamples N]")
 	var req compare.ConfirmRequest
 	req.Flags(fs)
 	if err := c.parse(fs, args); err != nil {
@@ -227,8 +227,11 @@ func renderComparison(w io.Writer, c *compare.Comparison) {
 	}
 	fmt.Fprintf(w, "metric       %s (%s)\n", what, c.Polarity)
 	if c.Ratio != nil {
-		fmt.Fprintf(w, "ratio        %.4f  [%.4f, %.4f] at %g (%s, %d resamples, seed %d)\n", *c.Ratio, *c.RatioLow, *c.RatioHigh,
-			c.Confidence, c.Method, c.Resamples, c.Seed)
+		how := c.Method
+		if c.Resamples > 0 {
+			how = fmt.Sprintf("%s, %d resamples, seed %d", c.Method, c.Resamples, c.Seed)
+		}
+		fmt.Fprintf(w, "ratio        %.4f  [%.4f, %.4f] at %g (%s)\n", *c.Ratio, *c.RatioLow, *c.RatioHigh, c.Confidence, how)
 	}
 	fmt.Fprintf(w, "decision     %s (threshold %g)\n", c.Decision, c.Threshold)
 	fmt.Fprintf(w, "validity     %s\n", c.Validity)
@@ -246,5 +249,6 @@ func renderComparison(w io.Writer, c *compare.Comparison) {
 		fmt.Fprintf(w, "%-12s %s: %d attempted, %d eligible, %d failed, %d excluded, %d paired\n", s.name, s.s.RunSetID,
 			s.s.Attempted, s.s.Eligible, s.s.Failed, s.s.Excluded, s.s.Paired)
 	}
+	renderProfileChanges(w, c.ProfileChanges)
 	printLimitations(w, "limitation   ", c.Limitations)
 }

@@ -78,6 +78,7 @@ func Commands() []*Command {
 	cmds = append(cmds, experimentCommands()...)
 	cmds = append(cmds, compareCommands()...)
 	cmds = append(cmds, diffCommands()...)
+	cmds = append(cmds, comparisonRecordCommands()...)
 	return cmds
 }
 

@@ -5,12 +5,12 @@
 // Usage:
 //
 //	fox-compare freeze --runs ID,ID... [--label L]
-//	fox-compare compare BASELINE_SET CANDIDATE_SET --metric M [--subject S] [--polarity P] [--threshold T] [--confidence C] [--seed N] [--resamples N]
+//	fox-compare compare BASELINE_SET CANDIDATE_SET --metric M [--subject S] [--polarity P] [--threshold T] [--confidence C] [--method M] [--seed N] [--resamples N]
 //
 // freeze writes a `run_set` record (pinned at HEAD, every run checked
 // there) for fox-publish; compare writes a `comparison_result` record:
-// the median paired log ratio over complete blocks with its seeded
-// bootstrap interval, the decision and the validity (pkg/compare). An
+// the median paired log ratio over complete blocks with its confidence
+// interval (exact order statistics unless --method says otherwise), the decision and the validity (pkg/compare). An
 // invalid comparison exits 6 after its record, naming the mismatches.
 package foxcompare
 

@@ -1,0 +1,4 @@
+package mcpserver
+
+// addComparisonRecordTools registers record_comparison.
+func (s *server) addComparisonRecordTools() {}

@@ -1,0 +1,4 @@
+package flameox
+
+// comparisonRecordCommands are analyze record-comparison.
+func comparisonRecordCommands() []*Command { return nil }
