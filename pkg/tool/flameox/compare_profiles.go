@@ -8,3 +8,7 @@ import (
 
 // renderProfileChanges prints a run-set comparison's top profile changes.
 func renderProfileChanges(w io.Writer, pc *compare.ProfileChanges) {}
+
+// renderProfileChangesMarkdown is renderProfileChanges for a
+// pull-request comment.
+func renderProfileChangesMarkdown(w io.Writer, pc *compare.ProfileChanges) {}
