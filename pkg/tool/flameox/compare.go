@@ -17,42 +17,58 @@ import (
 // compareCommands are the compare group.
 func compareCommands() []*Command {
 	return []*Command{
-		{Name: "compare", Args: "RUN_A RUN_B", Summary: "benchstat's view of two runs' go test or pyperf values: old and new median ± interval, delta (~ if not significant), geomean, a decision per row and the validity (--filter, --col, --row, --ignore in benchstat's syntax; --format text, markdown, csv or json; --fail-on regression)", MCPTool: "compare_runs", Run: compareCmd},
+		{Name: "compare", Args: "RUN_A RUN_B | BASELINE_SET CANDIDATE_SET --metric M", Summary: "benchstat's view of two runs' go test or pyperf values: old and new median ± interval, delta (~ if not significant), geomean, a decision per row and the validity (--filter, --col, --row, --ignore in benchstat's syntax); given two run sets, the confirmatory comparison block by block, as experiment compare (--format text, markdown, csv or json; --fail-on regression)", MCPTool: "compare_runs", Run: compareCmd},
 	}
 }
 
 func compareCmd(ctx context.Context, c *Context, args []string) error {
-	fs := c.flags("compare", "RUN_A RUN_B [--format text|markdown|csv|json] [--filter F] [--col C] [--row R] [--ignore K] [--threshold T] [--fail-on regression[,inconclusive]]")
+	fs := c.flags("compare", "RUN_A RUN_B [--format text|markdown|csv|json] [--filter F] [--col C] [--row R] [--ignore K] [--threshold T] [--fail-on regression[,inconclusive]]\n       flameox compare BASELINE_SET CANDIDATE_SET --metric M [--subject S] [--polarity P] [--threshold T] [--confidence C] [--method M] [--format text|markdown|json] [--fail-on regression[,inconclusive]]")
 	var req compare.BenchRequest
+	var sets compare.ConfirmRequest
+	sets.Flags(fs) // --threshold is shared: it is bound here
 	fs.StringVar(&req.Filter, "filter", "", "use only benchmarks matching this benchproc filter, as benchstat -filter")
 	fs.StringVar(&req.Col, "col", "", "split columns by this projection, as benchstat -col (default .file: one column per run)")
 	fs.StringVar(&req.Row, "row", "", "split rows by this projection, as benchstat -row (default .fullname)")
 	fs.StringVar(&req.Ignore, "ignore", "", "ignore variation in these keys, as benchstat -ignore (e.g. note)")
-	fs.Float64Var(&req.Threshold, "threshold", 0, "practical threshold as a fraction: a significant change within it is no_meaningful_difference")
 	fs.IntVar(&req.Limit, "limit", query.MaxLimit, fmt.Sprintf("rows to return (max %d)", query.MaxLimit))
-	format := fs.String("format", "text", "output: text (benchstat's columns), markdown (a pull-request comment), csv, or json (as --json)")
-	failOn := fs.String("fail-on", "", "exit 1 when a row is a meaningful regression (regression), or also inconclusive (regression,inconclusive)")
+	format := fs.String("format", "text", "output: text (benchstat's columns), markdown (a pull-request comment), csv (runs only), or json (as --json)")
+	failOn := fs.String("fail-on", "", "exit 1 when a row (or the run-set comparison) is a meaningful regression (regression), or also inconclusive (regression,inconclusive)")
 	if err := c.parse(fs, args); err != nil {
 		return err
+	}
+	if fs.NArg() != 2 {
+		return cli.Usagef("compare needs two runs (RUN_A, the baseline, and RUN_B) or two run sets (BASELINE_SET CANDIDATE_SET --metric M)")
+	}
+	req.Threshold = sets.Threshold
+	if a, b := runSetID.MatchString(fs.Arg(0)), runSetID.MatchString(fs.Arg(1)); a || b {
+		if !a || !b {
+			return cli.Usagef("compare takes two runs or two run sets, not one of each")
+		}
+		for _, name := range []string{"filter", "col", "row", "ignore", "limit"} {
+			if fs.Changed(name) {
+				return cli.Usagef("--%s projects a benchstat view of two runs; two run sets are compared on one --metric", name)
+			}
+		}
+		if sets.Metric == "" {
+			return cli.Usagef("comparing two run sets needs --metric M (e.g. process.wall_time or gobench.sec/op)")
+		}
+		if err := c.outputFormat(*format, "text", "markdown"); err != nil {
+			return err
+		}
+		sets.Baseline, sets.Candidate = fs.Arg(0), fs.Arg(1)
+		return confirmCmd(ctx, c, sets, *format, *failOn)
+	}
+	for _, name := range []string{"metric", "subject", "polarity", "confidence", "method", "seed", "resamples"} {
+		if fs.Changed(name) {
+			return cli.Usagef("--%s belongs to a comparison of two run sets; two runs are compared as benchstat compares them", name)
+		}
 	}
 	if err := c.outputFormat(*format, "text", "markdown", "csv"); err != nil {
 		return err
 	}
-	fail := map[string]bool{}
-	if *failOn != "" {
-		for _, f := range strings.Split(*failOn, ",") {
-			switch f = strings.TrimSpace(f); f {
-			case "regression":
-				fail["meaningful_regression"] = true
-			case "inconclusive":
-				fail["inconclusive"] = true
-			default:
-				return cli.Usagef("--fail-on takes regression and inconclusive, not %q", f)
-			}
-		}
-	}
-	if fs.NArg() != 2 {
-		return cli.Usagef("compare needs two runs: RUN_A (baseline) and RUN_B (candidate)")
+	fail, err := parseGate(*failOn)
+	if err != nil {
+		return err
 	}
 	req.RunA, req.RunB = fs.Arg(0), fs.Arg(1)
 	ws, err := c.workspace()

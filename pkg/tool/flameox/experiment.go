@@ -196,28 +196,22 @@ func renderExperimentShow(w io.Writer, res *query.ExperimentDetail) {
 }
 
 func experimentCompare(ctx context.Context, c *Context, args []string) error {
-	fs := c.flags("experiment compare", "BASELINE_SET CANDIDATE_SET --metric M [--subject S] [--polarity P] [--threshold T] [--confidence C] [--method M] [--seed N] [--resamples N]")
+	fs := c.flags("experiment compare", "BASELINE_SET CANDIDATE_SET --metric M [--subject S] [--polarity P] [--threshold T] [--confidence C] [--method M] [--seed N] [--resamples N] [--format text|markdown|json] [--fail-on regression[,inconclusive]]")
 	var req compare.ConfirmRequest
 	req.Flags(fs)
+	format := fs.String("format", "text", "output: text, markdown (a pull-request comment), or json (as --json)")
+	failOn := fs.String("fail-on", "", "exit 1 when the decision is a meaningful regression (regression), or also inconclusive (regression,inconclusive)")
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 || req.Metric == "" {
 		return cli.Usagef("experiment compare needs BASELINE_SET, CANDIDATE_SET and --metric M")
 	}
+	if err := c.outputFormat(*format, "text", "markdown"); err != nil {
+		return err
+	}
 	req.Baseline, req.Candidate = fs.Arg(0), fs.Arg(1)
-	ws, err := c.workspace()
-	if err != nil {
-		return err
-	}
-	res, err := compare.Confirm(ctx, ws, req)
-	if err != nil {
-		return err
-	}
-	if err := c.emit(res, func(w io.Writer) { renderComparison(w, res) }); err != nil {
-		return err
-	}
-	return compare.Exit(res)
+	return confirmCmd(ctx, c, req, *format, *failOn)
 }
 
 func renderComparison(w io.Writer, c *compare.Comparison) {
@@ -234,6 +228,7 @@ func renderComparison(w io.Writer, c *compare.Comparison) {
 		fmt.Fprintf(w, "ratio        %.4f  [%.4f, %.4f] at %g (%s)\n", *c.Ratio, *c.RatioLow, *c.RatioHigh, c.Confidence, how)
 	}
 	fmt.Fprintf(w, "decision     %s (threshold %g)\n", c.Decision, c.Threshold)
+	fmt.Fprintf(w, "verdict      %s\n", verdict(c))
 	fmt.Fprintf(w, "validity     %s\n", c.Validity)
 	for _, m := range c.Mismatches {
 		mark := ""
