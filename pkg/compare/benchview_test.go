@@ -3,6 +3,7 @@ package compare
 import (
 	"bytes"
 	"encoding/csv"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -219,23 +220,42 @@ func TestBenchViewNeedsIgnore(t *testing.T) {
 }
 
 func TestDecide(t *testing.T) {
+	nan := math.NaN()
 	tests := []struct {
-		pol       string
-		sig       bool
-		ratio, th float64
-		want      string
+		pol    string
+		sig    bool
+		ratio  float64
+		lo, hi float64 // the ratio's bounds
+		th     float64
+		want   string
 	}{
-		{polLower, true, 0.9, 0, decImprovement},
-		{polLower, true, 1.1, 0, decRegression},
-		{polHigher, true, 1.1, 0, decImprovement},
-		{polHigher, true, 0.9, 0, decRegression},
-		{polLower, true, 1.01, 0.02, decNoDifference},
-		{polLower, false, 0.5, 0, decInconclusive},
-		{polNeutral, true, 0.5, 0, decDescriptive},
+		{polLower, true, 0.9, 0.85, 0.95, 0, decImprovement},
+		{polLower, true, 1.1, 1.05, 1.15, 0, decRegression},
+		{polHigher, true, 1.1, 1.05, 1.15, 0, decImprovement},
+		{polHigher, true, 0.9, 0.85, 0.95, 0, decRegression},
+		// At threshold 0, benchstat's verdict: significance and direction,
+		// whatever the bounds.
+		{polLower, true, 0.9, 0.8, 1.02, 0, decImprovement},
+		{polLower, true, 0.9, nan, nan, 0, decImprovement},
+		// Medians that tie are no direction; threshold 0 is no band.
+		{polLower, true, 1, 0.99, 1.01, 0, decInconclusive},
+		{polLower, false, 1, 0.99, 1.01, 0, decInconclusive},
+		// Beyond a threshold, the whole of [lo, hi] decides.
+		{polLower, true, 0.9, 0.85, 0.94, 0.05, decImprovement},
+		{polLower, true, 0.9, 0.85, 0.96, 0.05, decInconclusive},
+		{polLower, true, 1.1, 1.06, 1.15, 0.05, decRegression},
+		{polHigher, true, 1.1, 1.06, 1.15, 0.05, decImprovement},
+		{polHigher, true, 0.9, 0.85, 0.94, 0.05, decRegression},
+		{polLower, true, 1.01, 0.99, 1.03, 0.05, decNoDifference},
+		{polLower, false, 1.01, 0.99, 1.03, 0.05, decNoDifference},
+		{polLower, true, 1.01, 0.99, 1.06, 0.05, decInconclusive},
+		{polLower, true, 1.01, nan, nan, 0.05, decInconclusive},
+		{polLower, false, 0.5, 0.4, 0.6, 0, decInconclusive},
+		{polNeutral, true, 0.5, 0.4, 0.6, 0, decDescriptive},
 	}
 	for _, tt := range tests {
-		if got := decide(tt.pol, tt.sig, tt.ratio, tt.th); got != tt.want {
-			t.Errorf("decide(%s, %v, %v, %v) = %s, want %s", tt.pol, tt.sig, tt.ratio, tt.th, got, tt.want)
+		if got := decide(tt.pol, tt.sig, tt.ratio, tt.lo, tt.hi, tt.th); got != tt.want {
+			t.Errorf("decide(%s, %v, %v, [%v, %v], %v) = %s, want %s", tt.pol, tt.sig, tt.ratio, tt.lo, tt.hi, tt.th, got, tt.want)
 		}
 	}
 	for unit, want := range map[string]string{"sec/op": polLower, "B/op": polLower, "allocs/op": polLower, "B/s": polHigher, "sec": polLower, "total-bytes": polNeutral, "build-real-ns/op": polLower} {
