@@ -20,8 +20,9 @@ import (
 // totals say how many there are (flameox experiment plan --json lists
 // them all).
 const (
-	maxPlanTrials = 24
-	maxJobTrials  = 8
+	maxPlanTrials     = 24
+	maxJobTrials      = 8
+	maxJobComparisons = 4
 )
 
 type experimentInput struct {
@@ -118,9 +119,18 @@ func (s *server) startExperiment(ctx context.Context, _ *mcp.CallToolRequest, in
 		if err == nil && res != nil {
 			err = capture.ExperimentExit(res)
 		}
+		var verdicts []compare.VariantComparison
+		if err == nil && res != nil && res.Status == capture.ExperimentCompleted {
+			s.jobs.update(j, func(v *Job) { v.Phase, v.Message = "comparing", "comparing each variant with the first" })
+			verdicts, err = compare.Declared(ctx, ws, res.Plan, res.RunSets)
+		}
 		return func(v *Job) {
 			if res != nil {
 				v.Experiment = summarize(res)
+			}
+			v.Comparisons = verdicts
+			if len(verdicts) > maxJobComparisons {
+				v.Comparisons, v.ComparisonsTotal = verdicts[:maxJobComparisons], len(verdicts)
 			}
 		}, err
 	})

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -50,6 +51,21 @@ type experimentJob struct {
 			MemberCount int    `json:"member_count"`
 		} `json:"run_sets"`
 	} `json:"experiment"`
+	Comparisons []struct {
+		Baseline   string `json:"baseline_variant"`
+		Candidate  string `json:"candidate_variant"`
+		Comparison *struct {
+			Metric     string `json:"metric"`
+			Decision   string `json:"decision"`
+			Validity   string `json:"validity"`
+			Mismatches []struct {
+				What string `json:"what"`
+			} `json:"mismatches"`
+			Baseline struct {
+				RunSetID string `json:"run_set_id"`
+			} `json:"baseline"`
+		} `json:"comparison"`
+	} `json:"comparisons"`
 }
 
 type experimentPlan struct {
@@ -107,8 +123,24 @@ func TestExperimentJob(t *testing.T) {
 			t.Fatalf("run set %+v, want 3 members (every trial of the variant)", rs)
 		}
 	}
-	if n := len(env.raw); n > 8<<10 {
-		t.Fatalf("get_job's experiment result is %d bytes, over 8 KiB", n)
+	// The job ends with the declared comparison of broken against good
+	// on the declared (default) primary metric: every broken trial failed
+	// its oracle, so it is invalid and pairs nothing.
+	if len(done.Comparisons) != 1 {
+		t.Fatalf("comparisons: %s", env.raw)
+	}
+	vc := done.Comparisons[0]
+	if vc.Baseline != "good" || vc.Candidate != "broken" || vc.Comparison == nil || vc.Comparison.Validity != "invalid" ||
+		vc.Comparison.Decision != "inconclusive" || vc.Comparison.Metric != "categorical_outcome" || vc.Comparison.Baseline.RunSetID != e.RunSets[0].RunSetID ||
+		!slices.ContainsFunc(vc.Comparison.Mismatches, func(m struct {
+			What string `json:"what"`
+		}) bool {
+			return m.What == "oracle"
+		}) {
+		t.Fatalf("declared comparison: %+v\n%s", vc, env.raw)
+	}
+	if n := len(env.raw); n > 12<<10 {
+		t.Fatalf("get_job's experiment result is %d bytes, over 12 KiB", n)
 	}
 	// The published experiment reads back the same over MCP and the CLI.
 	if len(done.NextTools) == 0 || done.NextTools[0].Tool != "get_experiment" || done.NextTools[0].Arguments["experiment_id"] != e.Experiment.ExperimentID {

@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/compare"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -76,7 +77,12 @@ type Job struct {
 	RunID      string                    `json:"run_id,omitempty" jsonschema:"the run the job records, as soon as it exists"`
 	Capture    *capture.Result           `json:"capture,omitempty" jsonschema:"the capture result as execute_capture_plan returns it (without the plan, and the run without environment and source_state: get_run has them), once a capture job is terminal"`
 	Experiment *capture.ExperimentResult `json:"experiment,omitempty" jsonschema:"once an experiment job is terminal: its outcomes, first trials (trials_total counts all) and one run set per variant, without the plan"`
-	Error      *fault.Error              `json:"error,omitempty" jsonschema:"why a failed or cancelled job did not succeed"`
+	// Comparisons are a completed experiment's declared comparisons:
+	// each variant against the first, as compare_run_sets makes them.
+	Comparisons []compare.VariantComparison `json:"comparisons,omitempty" jsonschema:"once an experiment job completes: each variant against the first on the declared primary metric, threshold and confidence (compare_run_sets' result); the first 4 (comparisons_total counts all)"`
+	// ComparisonsTotal counts them when Comparisons lists only the first.
+	ComparisonsTotal int          `json:"comparisons_total,omitempty"`
+	Error            *fault.Error `json:"error,omitempty" jsonschema:"why a failed or cancelled job did not succeed"`
 	fault.Next
 }
 

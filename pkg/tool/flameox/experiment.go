@@ -106,7 +106,16 @@ func experimentRun(ctx context.Context, c *Context, args []string) error {
 	if res == nil {
 		return err
 	}
-	if perr := c.emit(res, func(w io.Writer) { renderExperimentRun(w, res) }); perr != nil {
+	// A completed experiment's text ends with its declared comparisons
+	// (start_experiment's job carries the same); --json stays the
+	// experiment, and experiment compare gives each comparison in full.
+	var verdicts []compare.VariantComparison
+	if err == nil && !c.JSON && res.Status == capture.ExperimentCompleted {
+		if verdicts, err = compare.Declared(ctx, svc.WS, res.Plan, res.RunSets); err != nil {
+			return err
+		}
+	}
+	if perr := c.emit(res, func(w io.Writer) { renderExperimentRun(w, res); renderVerdicts(w, verdicts) }); perr != nil {
 		return perr
 	}
 	if err != nil {
@@ -137,6 +146,22 @@ func renderExperimentRun(w io.Writer, res *capture.ExperimentResult) {
 	printLimitations(w, "limitation   ", res.Limitations)
 	if res.CorpusCommitID != "" {
 		fmt.Fprintf(w, "published    commit %s\n", corpus.Short(res.CorpusCommitID))
+	}
+}
+
+// renderVerdicts prints each variant's declared comparison in one line.
+func renderVerdicts(w io.Writer, vs []compare.VariantComparison) {
+	for _, v := range vs {
+		what := cli.Name(v.Candidate) + " vs " + cli.Name(v.Baseline)
+		if v.Comparison == nil {
+			fmt.Fprintf(w, "compared     %s: %s\n", what, cli.Safe(v.Error))
+			continue
+		}
+		c := v.Comparison
+		fmt.Fprintf(w, "compared     %s: %s, %s: %s\n", what, c.Decision, c.Validity, verdict(c))
+	}
+	if len(vs) > 0 {
+		fmt.Fprintln(w, "             (flameox experiment compare BASELINE_SET CANDIDATE_SET --metric M shows one in full)")
 	}
 }
 
