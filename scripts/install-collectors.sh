@@ -37,23 +37,31 @@ fi
 python3 -m pip install --quiet --disable-pip-version-check "${pip_packages[@]}"
 
 # Go tools, from the module proxy at pinned versions, into GOBIN (else
-# GOPATH/bin), where make lint looks for them.
+# GOPATH/bin), where make lint and the tests look for them. benchstat is
+# pinned to the golang.org/x/perf that go.mod requires, read from go.mod
+# here so the two cannot drift: pkg/compare's benchstat-agreement tests
+# use it when its build information names that version (else they build
+# benchstat from the module).
 go_tools=(
   honnef.co/go/tools/cmd/staticcheck@v0.8.2   # staticcheck 2026.2.2, for Go 1.26 (make lint)
 )
 gobin=""
 if command -v go >/dev/null 2>&1; then
+  perf=$(cd "$(dirname "$0")/.." && go list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' golang.org/x/perf)
+  go_tools+=("golang.org/x/perf/cmd/benchstat@$perf")   # the benchstat view's peer (pkg/compare)
   for t in "${go_tools[@]}"; do go install "$t"; done
   gobin=$(go env GOBIN)
   if [ -z "$gobin" ]; then gobin="$(go env GOPATH | cut -d: -f1)/bin"; fi
 else
-  echo "install-collectors: go not found; install Go 1.26+, then go install ${go_tools[*]}" >&2
+  echo "install-collectors: go not found; install Go 1.26+, then go install ${go_tools[*]} and golang.org/x/perf/cmd/benchstat at go.mod's golang.org/x/perf version" >&2
 fi
 
 echo "install-collectors: done" >&2
 for t in git openssl perf bwrap valgrind hyperfine py-spy node npm; do
   printf '  %-10s %s\n' "$t" "$(command -v "$t" || echo MISSING)" >&2
 done
-printf '  %-10s %s\n' staticcheck "$(command -v staticcheck || { [ -x "$gobin/staticcheck" ] && echo "$gobin/staticcheck"; } || echo MISSING)" >&2
+for t in staticcheck benchstat; do
+  printf '  %-10s %s\n' "$t" "$(command -v "$t" || { [ -x "$gobin/$t" ] && echo "$gobin/$t"; } || echo MISSING)" >&2
+done
 printf '  %-10s %s\n' "pyperf" "$(python3 -c 'import importlib.metadata as m; print(m.version("pyperf"))' 2>/dev/null || echo MISSING)" >&2
 printf '  %-10s %s\n' "mcp (py)" "$(python3 -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null || echo MISSING)" >&2

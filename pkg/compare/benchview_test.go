@@ -2,7 +2,9 @@ package compare
 
 import (
 	"bytes"
+	"debug/buildinfo"
 	"encoding/csv"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -63,15 +65,11 @@ func valuesOf(t testing.TB, file string) []query.BenchValue {
 // unit and the delta ("~" where not significant).
 type benchstatKey struct{ config, name, unit string }
 
-// BenchstatDeltas runs the real benchstat (built from golang.org/x/perf,
-// the module flameox requires) on two files with extra flags and returns
-// every comparison cell's delta.
+// BenchstatDeltas runs the real benchstat (benchstatBinary) on two files
+// with extra flags and returns every comparison cell's delta.
 func BenchstatDeltas(t testing.TB, flags []string, oldFile, newFile string) map[benchstatKey]string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "benchstat")
-	if out, err := exec.Command(testenv.Go(t), "build", "-o", bin, "golang.org/x/perf/cmd/benchstat").CombinedOutput(); err != nil {
-		testenv.Unable(t, "benchstat", "go build golang.org/x/perf/cmd/benchstat failed", string(out))
-	}
+	bin := benchstatBinary(t)
 	// Run from the files' directory, so the column labels are the names.
 	cmd := exec.Command(bin, append(append([]string{"-format", "csv"}, flags...), filepath.Base(oldFile), filepath.Base(newFile))...)
 	cmd.Dir = filepath.Dir(oldFile)
@@ -81,6 +79,85 @@ func BenchstatDeltas(t testing.TB, flags []string, oldFile, newFile string) map[
 		t.Fatalf("benchstat: %v\n%s", err, stderr.String())
 	}
 	return parseBenchstatCSV(t, stdout.Bytes())
+}
+
+// benchstatBinary is the benchstat scripts/install-collectors.sh installs
+// (on PATH, else in GOBIN or GOPATH/bin) when its build information says
+// it was built from the golang.org/x/perf and go-moremath versions this
+// module builds with; otherwise benchstat built here from the module, as
+// the only way to compare against the code the view links. Without
+// either the test is Unable (a failure under CI=true).
+func benchstatBinary(t testing.TB) string {
+	t.Helper()
+	goCmd := testenv.Go(t)
+	want := map[string]string{}
+	out, err := exec.Command(goCmd, "list", "-m", "-f", "{{.Path}} {{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}", "golang.org/x/perf", "github.com/aclements/go-moremath").Output()
+	if err != nil {
+		t.Fatalf("go list -m golang.org/x/perf: %v", err)
+	}
+	for line := range strings.Lines(string(out)) {
+		if path, version, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+			want[path] = version
+		}
+	}
+	var candidates []string
+	if p, err := exec.LookPath("benchstat"); err == nil {
+		candidates = append(candidates, p)
+	}
+	if out, err := exec.Command(goCmd, "env", "GOBIN", "GOPATH").Output(); err == nil {
+		gobin, gopath, _ := strings.Cut(string(out), "\n")
+		if gobin = strings.TrimSpace(gobin); gobin != "" {
+			candidates = append(candidates, filepath.Join(gobin, "benchstat"))
+		}
+		if first, _, _ := strings.Cut(strings.TrimSpace(gopath), string(os.PathListSeparator)); first != "" {
+			candidates = append(candidates, filepath.Join(first, "bin", "benchstat"))
+		}
+	}
+	var why []string
+	for _, p := range candidates {
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		if mismatch := benchstatMismatch(p, want); mismatch != "" {
+			why = append(why, p+": "+mismatch)
+			continue
+		}
+		t.Logf("benchstat: installed %s (golang.org/x/perf %s)", p, want["golang.org/x/perf"])
+		return p
+	}
+	bin := filepath.Join(t.TempDir(), "benchstat")
+	if out, err := exec.Command(goCmd, "build", "-o", bin, "golang.org/x/perf/cmd/benchstat").CombinedOutput(); err != nil {
+		testenv.Unable(t, "benchstat", "go build golang.org/x/perf/cmd/benchstat failed", string(out))
+	}
+	t.Logf("benchstat: built from the module (golang.org/x/perf %s); no installed one matches %v", want["golang.org/x/perf"], why)
+	return bin
+}
+
+// benchstatMismatch says why the benchstat at path is not the one this
+// module would build ("" when it is): not a Go binary of
+// golang.org/x/perf/cmd/benchstat, or built from other versions of the
+// modules in want.
+func benchstatMismatch(path string, want map[string]string) string {
+	bi, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	if bi.Path != "golang.org/x/perf/cmd/benchstat" {
+		return "built from " + bi.Path
+	}
+	got := map[string]string{bi.Main.Path: bi.Main.Version}
+	for _, d := range bi.Deps {
+		if d.Replace != nil {
+			d = d.Replace
+		}
+		got[d.Path] = d.Version
+	}
+	for mod, v := range want {
+		if got[mod] != v {
+			return fmt.Sprintf("%s %q, the module requires %s", mod, got[mod], v)
+		}
+	}
+	return ""
 }
 
 // ParseBenchstatCSV reads benchstat's csv: per table, the configuration
@@ -261,6 +338,31 @@ func TestDecide(t *testing.T) {
 	for unit, want := range map[string]string{"sec/op": polLower, "B/op": polLower, "allocs/op": polLower, "B/s": polHigher, "sec": polLower, "total-bytes": polNeutral, "build-real-ns/op": polLower} {
 		if got := UnitPolarity(unit); got != want {
 			t.Errorf("UnitPolarity(%s) = %s, want %s", unit, got, want)
+		}
+	}
+}
+
+// TestBenchstatMismatch: a benchstat is used only when its build
+// information names the versions this module builds with.
+func TestBenchstatMismatch(t *testing.T) {
+	bin := benchstatBinary(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path string
+		want       map[string]string
+		mismatch   bool
+	}{
+		{"no requirement", bin, nil, false},
+		{"other x/perf", bin, map[string]string{"golang.org/x/perf": "v0.0.0-20200101000000-000000000000"}, true},
+		{"not benchstat", self, nil, true},
+		{"not a Go binary", "testdata/golang-perf__old.txt", nil, true},
+	}
+	for _, tt := range tests {
+		if got := benchstatMismatch(tt.path, tt.want); (got != "") != tt.mismatch {
+			t.Errorf("%s: mismatch %q, want one: %v", tt.name, got, tt.mismatch)
 		}
 	}
 }
