@@ -353,13 +353,16 @@ func diffRows(base, cand []HotspotRow) []DiffRow {
 	return out
 }
 
+// The limitations of every diff.
+const (
+	diffNesting     = "A profile diff shows where samples moved between two profiles, not why: inclusive values follow nesting, not causality, and a function that got faster can move time into its callers or callees."
+	diffPerFunction = "Values are aggregated per function, as `go tool pprof -top` does by default, and matched across the profiles by function name (frames without symbols by module and address)."
+)
+
 // diffLimitations says what a diff of these two sides cannot show.
 func diffLimitations(base, cand *sideFrames) []string {
 	b, c := base.side, cand.side
-	lim := []string{
-		"A profile diff shows where samples moved between two profiles, not why: inclusive values follow nesting, not causality, and a function that got faster can move time into its callers or callees.",
-		"Values are aggregated per function, as `go tool pprof -top` does by default, and matched across the profiles by function name (frames without symbols by module and address).",
-	}
+	lim := []string{diffNesting, diffPerFunction}
 	for _, l := range base.lim {
 		lim = append(lim, "base: "+l)
 	}

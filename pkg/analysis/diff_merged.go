@@ -1,0 +1,352 @@
+package analysis
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/query"
+	"github.com/flameox/flameox/pkg/workspace"
+)
+
+// OpDiffMerged is the merged profile diff's operation name.
+const OpDiffMerged = "diff_merged"
+
+// MergedDiffMethod says what a merged diff computes. go tool pprof merges
+// the profiles named on its command line, but takes one -diff_base (a
+// repeated flag keeps the last), so the base side is merged first:
+// `go tool pprof -proto B1 B2 … > BASE`.
+const MergedDiffMethod = "go tool pprof -top -diff_base=BASE C1 C2 …, BASE the base profiles merged (go tool pprof -proto B1 B2 … > BASE): per function, the candidate side's sum minus the base side's, not normalised"
+
+// MaxMergedInputs bounds the profiles a merged diff reads per side.
+const MaxMergedInputs = 64
+
+// MergedDiffRequest asks for the frames whose values changed between two
+// sides of several published profiles each, every side merged as
+// go tool pprof merges the profiles of its command line.
+type MergedDiffRequest struct {
+	// Base and Candidate are run ids or artifact ids, at most
+	// MaxMergedInputs each.
+	Base      []string `json:"base"`
+	Candidate []string `json:"candidate"`
+	// SampleType defaults to the first readable base profile's default.
+	SampleType string `json:"sample_type,omitempty"`
+	// Limit is the number of rows (default 20, max 1000).
+	Limit int `json:"limit,omitempty"`
+}
+
+// InputProblem is an input whose profile was not merged, and why.
+type InputProblem struct {
+	Input  string `json:"input"`
+	Reason string `json:"reason"`
+}
+
+// MergedSide is one side of a merged diff.
+type MergedSide struct {
+	// Inputs counts the run or artifact ids asked for.
+	Inputs int `json:"inputs"`
+	// Sources are the profiles merged, in input order.
+	Sources []Source `json:"sources"`
+	// NoProfile lists the inputs without an extracted profile.
+	NoProfile []string `json:"no_profile"`
+	// Skipped lists the inputs with a profile that was not merged: it
+	// lacks the sample type, counts it in another unit, or cannot be read.
+	Skipped []InputProblem `json:"skipped"`
+	// SampleType's total and samples are summed over Sources.
+	SampleType SampleType `json:"sample_type"`
+	// DurationNanos is the sum of the profiles' durations, 0 unless every
+	// merged profile records one.
+	DurationNanos      int64   `json:"duration_ns,omitempty"`
+	SymbolizedFraction float64 `json:"symbolized_fraction"`
+	// Frames counts the distinct functions with a value.
+	Frames int64 `json:"frames"`
+}
+
+// MergedDiff is the result of a merged diff: DiffResult's rows for two
+// sides of several profiles each. Compared is false when a side merged no
+// profile; there are then no rows.
+type MergedDiff struct {
+	SchemaVersion    int        `json:"schema_version"`
+	Operation        string     `json:"operation"`
+	OperationVersion string     `json:"operation_version"`
+	CorpusCommitID   string     `json:"corpus_commit_id"`
+	Method           string     `json:"method"`
+	Base             MergedSide `json:"base"`
+	Candidate        MergedSide `json:"candidate"`
+	Compared         bool       `json:"compared"`
+	// TotalDelta is the candidate side's total minus the base side's;
+	// ShownDelta the sum of the rows' self deltas.
+	TotalDelta int64  `json:"total_delta"`
+	ShownDelta int64  `json:"shown_delta"`
+	OutputUnit string `json:"output_unit"`
+	// Changed counts every changed function; Rows holds the first Limit.
+	Changed   int64     `json:"changed"`
+	Added     int       `json:"added"`
+	Removed   int       `json:"removed"`
+	Truncated bool      `json:"truncated"`
+	Rows      []DiffRow `json:"rows"`
+	// Limitations are the whole diff's; a side's say "base:" or
+	// "candidate:".
+	Limitations []string `json:"limitations"`
+}
+
+// Format is the value format of a merged diff's values.
+func (r *MergedDiff) Format() ValueFormat { return DeltaFormat(r.Base.SampleType.Unit, r.OutputUnit) }
+
+// DeltaFormat prints values of unit in outputUnit (a diff's OutputUnit;
+// "" chooses per value, as pprof's "auto").
+func DeltaFormat(unit, outputUnit string) ValueFormat {
+	return ValueFormat{from: unit, to: cmp.Or(outputUnit, "auto")}
+}
+
+// merging folds one side's profiles into per-function totals.
+type merging struct {
+	side   MergedSide
+	byKey  map[string]int // index in rows
+	rows   []HotspotRow
+	sym    int64 // total in frames with symbols
+	noDur  bool
+	types  []string // the first profile's sample types, "type/unit"
+	others []string // inputs whose sample types differ from the first's
+	lim    []string
+}
+
+// inputProblem reports whether err is about the input alone (no profile,
+// no such sample type, too large a profile), which a merge skips; any
+// other error (a broken workspace, a cancelled context) stops the diff.
+func inputProblem(err error) bool {
+	for _, c := range []fault.Code{fault.NotFound, fault.InvalidArguments, fault.QueryBudgetExceeded, fault.EvidenceSchemaMismatch} {
+		if fault.Is(err, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// add merges one input's profile under st (or, when st.Type is "", the
+// profile's default, which it returns).
+func (m *merging) add(ctx context.Context, ws *workspace.Workspace, s *query.Session, input string, st SampleType) (SampleType, error) {
+	f, err := readSide(ctx, ws, s, input, st.Type, nil, DiffRequest{})
+	switch {
+	case err != nil && fault.Is(err, fault.NotFound) && fault.As(err).Details["missing_entity"] == "profile":
+		m.side.NoProfile = append(m.side.NoProfile, input)
+		return st, nil
+	case err != nil && inputProblem(err) && ctx.Err() == nil:
+		m.side.Skipped = append(m.side.Skipped, InputProblem{Input: input, Reason: fault.As(err).Message})
+		return st, nil
+	case err != nil:
+		return st, err
+	}
+	got := f.side.SampleType
+	if st.Type == "" {
+		st = SampleType{Type: got.Type, Unit: got.Unit}
+	}
+	if got.Unit != st.Unit {
+		m.side.Skipped = append(m.side.Skipped, InputProblem{Input: input,
+			Reason: fmt.Sprintf("sample type %s is in %s here and in %s in the first profile", st.Type, cmp.Or(got.Unit, "count"), cmp.Or(st.Unit, "count"))})
+		return st, nil
+	}
+	if len(m.byKey)+len(f.rows) > maxDiffFrames {
+		for _, r := range f.rows {
+			if _, ok := m.byKey[diffKey(r)]; !ok && len(m.byKey) >= maxDiffFrames {
+				return st, fault.New(fault.QueryBudgetExceeded, "the merged profiles have more than %d functions with a value", maxDiffFrames).
+					Fix("Compare fewer profiles, or the native profiles with go tool pprof -diff_base.")
+			}
+		}
+	}
+	names := typeNames(f)
+	if m.types == nil {
+		m.types = []string{names}
+	} else if names != m.types[0] {
+		m.others = append(m.others, input)
+	}
+	for _, r := range f.rows {
+		k := diffKey(r)
+		if i, ok := m.byKey[k]; ok {
+			// Each sample is in one profile, so a function's cum over the
+			// merged profiles is the sum of its cum in each.
+			m.rows[i].Self += r.Self
+			m.rows[i].Inclusive += r.Inclusive
+			continue
+		}
+		m.byKey[k] = len(m.rows)
+		m.rows = append(m.rows, r)
+	}
+	m.side.Sources = append(m.side.Sources, f.side.Source)
+	m.side.SampleType.Total += got.Total
+	m.side.SampleType.Samples += got.Samples
+	m.sym += int64(f.side.SymbolizedFraction * float64(got.Total))
+	if d := f.side.DurationNanos; d > 0 {
+		m.side.DurationNanos += d
+	} else {
+		m.noDur = true
+	}
+	for _, l := range f.lim {
+		if !slices.Contains(m.lim, l) {
+			m.lim = append(m.lim, l)
+		}
+	}
+	return st, nil
+}
+
+// DiffMerged ranks the functions of two sides of published profiles by
+// the change of their flat value, each side's profiles merged: the rows
+// of `go tool pprof -top -diff_base=BASE C1 C2 …` where BASE is the base
+// profiles merged. Inputs without a profile, and profiles without the
+// sample type (or in another unit), are counted and skipped, not refused:
+// a side that merges none leaves Compared false. Only a bad request or a
+// workspace that cannot be read is an error.
+func DiffMerged(ctx context.Context, ws *workspace.Workspace, req MergedDiffRequest) (*MergedDiff, error) {
+	if req.Limit == 0 {
+		req.Limit = 20
+	}
+	limit, err := query.Limit(req.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if len(req.Base) == 0 || len(req.Candidate) == 0 {
+		return nil, fault.New(fault.InvalidArguments, "a merged diff needs base and candidate profiles (run ids or artifact ids)")
+	}
+	if n := max(len(req.Base), len(req.Candidate)); n > MaxMergedInputs {
+		return nil, fault.New(fault.QueryBudgetExceeded, "%d profiles on one side; a merged diff reads at most %d a side", n, MaxMergedInputs)
+	}
+	s, err := query.OpenTables(ctx, ws, hotspotsTables...)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	st := SampleType{Type: req.SampleType}
+	sides := [2]*merging{}
+	for i, inputs := range [][]string{req.Base, req.Candidate} {
+		m := &merging{side: MergedSide{Inputs: len(inputs), Sources: []Source{}, NoProfile: []string{}, Skipped: []InputProblem{}}, byKey: map[string]int{}}
+		sides[i] = m
+		for _, in := range inputs {
+			if st, err = m.add(ctx, ws, s, in, st); err != nil {
+				return nil, sideErr(err, []string{"base", "candidate"}[i])
+			}
+		}
+		m.side.SampleType.Type, m.side.SampleType.Unit = st.Type, st.Unit
+		m.side.SymbolizedFraction = frac(m.sym, m.side.SampleType.Total)
+		m.side.Frames = int64(len(m.rows))
+		if m.noDur {
+			m.side.DurationNanos = 0
+		}
+	}
+	base, cand := sides[0], sides[1]
+	res := &MergedDiff{SchemaVersion: 1, Operation: OpDiffMerged, OperationVersion: Version, CorpusCommitID: s.Commit(),
+		Method: MergedDiffMethod, Base: base.side, Candidate: cand.side, Rows: []DiffRow{}}
+	res.Compared = len(base.side.Sources) > 0 && len(cand.side.Sources) > 0
+	res.Limitations = mergedLimitations(base, cand, res.Compared)
+	if !res.Compared {
+		return res, nil
+	}
+	bt := base.side.SampleType.Total
+	res.TotalDelta = cand.side.SampleType.Total - bt
+	rows := diffRows(base.rows, cand.rows)
+	var minValue, sum int64
+	for _, r := range rows {
+		switch r.Presence {
+		case "base_only":
+			res.Removed++
+		case "candidate_only":
+			res.Added++
+		}
+		if v := cmp.Or(abs(r.SelfDelta), abs(r.InclusiveDelta)); v > 0 && (minValue == 0 || v < minValue) {
+			minValue = v
+		}
+	}
+	res.OutputUnit = NewValueFormat(st.Unit, minValue, bt).to
+	res.Changed = int64(len(rows))
+	for i, r := range rows {
+		if i == limit {
+			res.Truncated = true
+			break
+		}
+		sum += r.SelfDelta
+		r.Rank = i + 1
+		r.SelfDeltaFraction, r.InclusiveDeltaFraction = signedFrac(r.SelfDelta, bt), signedFrac(r.InclusiveDelta, bt)
+		r.SumDelta, r.SumDeltaFraction = sum, signedFrac(sum, bt)
+		res.ShownDelta += r.SelfDelta
+		res.Rows = append(res.Rows, r)
+	}
+	if len(rows) == 0 {
+		res.Limitations = append(res.Limitations, "No function's flat or cum value changed between the merged profiles under this sample type.")
+	}
+	return res, nil
+}
+
+// mergedLimitations says what a merged diff cannot show: the limitations
+// of every diff, and what each side skipped or could not match.
+func mergedLimitations(base, cand *merging, compared bool) []string {
+	var lim []string
+	if compared {
+		lim = append(lim, diffNesting, diffPerFunction)
+	}
+	for _, s := range []struct {
+		name string
+		m    *merging
+	}{{"base", base}, {"candidate", cand}} {
+		side := s.m.side
+		if n := len(side.NoProfile); n > 0 {
+			lim = append(lim, fmt.Sprintf("%s: %d of %d inputs have no extracted profile", s.name, n, side.Inputs))
+		}
+		for _, p := range side.Skipped {
+			lim = append(lim, fmt.Sprintf("%s: %s not merged: %s", s.name, p.Input, p.Reason))
+		}
+		if len(s.m.others) > 0 {
+			lim = append(lim, fmt.Sprintf("%s: %d profiles have other sample types than the first (%s); they are merged under %s",
+				s.name, len(s.m.others), s.m.types[0], side.SampleType.Type))
+		}
+		for _, l := range s.m.lim {
+			lim = append(lim, s.name+": "+l)
+		}
+	}
+	if !compared {
+		return lim
+	}
+	b, c := base.side, cand.side
+	if bs, cs := b.SymbolizedFraction, c.SymbolizedFraction; bs < 0.999 || cs < 0.999 {
+		lim = append(lim, fmt.Sprintf("Symbolization differs or is partial (base %.1f%%, candidate %.1f%% of the total in frames with symbols): frames without symbols match only by module and address, which a rebuilt binary does not keep, so their changes read as removals and additions.",
+			100*bs, 100*cs))
+	}
+	if bn, cn := len(b.Sources), len(c.Sources); bn != cn {
+		lim = append(lim, fmt.Sprintf("The sides merge different numbers of profiles (base %d, candidate %d) and values are not normalised: the side with more profiles has more samples everywhere.", bn, cn))
+	}
+	bd, cd := b.DurationNanos, c.DurationNanos
+	switch {
+	case bd > 0 && cd > 0 && bd != cd:
+		lim = append(lim, fmt.Sprintf("The merged profiles' durations differ (base %s, candidate %s) and values are not normalised: longer captures have more samples everywhere.",
+			HumanDuration(bd), HumanDuration(cd)))
+	case b.SampleType.Total != c.SampleType.Total:
+		lim = append(lim, fmt.Sprintf("Values are not normalised (as go tool pprof -diff_base without -normalize): the totals differ (base %d, candidate %d %s).",
+			b.SampleType.Total, c.SampleType.Total, cmp.Or(b.SampleType.Unit, "count")))
+	}
+	if b.SampleType.Total == 0 {
+		lim = append(lim, "The base's total is zero: fractions are reported as 0.")
+	}
+	if p := producers(b, c); p != "" {
+		lim = append(lim, "The profiles come from different producers ("+p+"): their frames may be named and attributed differently.")
+	}
+	return lim
+}
+
+// producers lists the distinct producers of two sides' profiles, "" when
+// they are all one.
+func producers(sides ...MergedSide) string {
+	var out []string
+	for _, s := range sides {
+		for _, src := range s.Sources {
+			if p := cmp.Or(src.Producer, "unknown"); !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	if len(out) < 2 {
+		return ""
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
