@@ -105,6 +105,8 @@ func newServer(opts Options) *server {
 	s.addCompareTools()
 	s.addDiffTools()
 	s.addComparisonRecordTools()
+	s.addScalingTools()
+	s.addFindingsTools()
 	s.addPrompts()
 	s.addResources()
 	return s

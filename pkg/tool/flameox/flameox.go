@@ -79,6 +79,8 @@ func Commands() []*Command {
 	cmds = append(cmds, compareCommands()...)
 	cmds = append(cmds, diffCommands()...)
 	cmds = append(cmds, comparisonRecordCommands()...)
+	cmds = append(cmds, scalingCommands()...)
+	cmds = append(cmds, findingsCommands()...)
 	return cmds
 }
 

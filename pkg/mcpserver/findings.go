@@ -1,0 +1,4 @@
+package mcpserver
+
+// addFindingsTools registers the findings tools.
+func (s *server) addFindingsTools() {}

@@ -1,0 +1,4 @@
+package mcpserver
+
+// addScalingTools registers analyze_scaling.
+func (s *server) addScalingTools() {}

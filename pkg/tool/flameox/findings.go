@@ -1,0 +1,4 @@
+package flameox
+
+// findingsCommands are findings record, show and list.
+func findingsCommands() []*Command { return nil }

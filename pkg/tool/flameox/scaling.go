@@ -1,0 +1,4 @@
+package flameox
+
+// scalingCommands are analyze scaling.
+func scalingCommands() []*Command { return nil }
