@@ -101,23 +101,49 @@ type Comparison struct {
 
 // Confirm compares two frozen run sets block by block.
 func Confirm(ctx context.Context, ws *workspace.Workspace, req ConfirmRequest) (*Comparison, error) {
+	req, err := req.normalize()
+	if err != nil {
+		return nil, err
+	}
+	base, err := query.RunSetEvidence(ctx, ws, req.Baseline, req.Metric, req.Subject)
+	if err != nil {
+		return nil, err
+	}
+	cand, err := query.RunSetEvidence(ctx, ws, req.Candidate, req.Metric, req.Subject)
+	if err != nil {
+		return nil, err
+	}
+	c, err := confirmEvidence(req, base, cand)
+	if err != nil {
+		return nil, err
+	}
+	if c.Pairs >= 2 {
+		if err := c.profileChanges(ctx, ws, base, cand); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// normalize checks a request and fills its defaults.
+func (req ConfirmRequest) normalize() (ConfirmRequest, error) {
 	if req.Baseline == "" || req.Candidate == "" || req.Metric == "" {
-		return nil, fault.New(fault.InvalidArguments, "a comparison needs a baseline run set, a candidate run set and a metric")
+		return req, fault.New(fault.InvalidArguments, "a comparison needs a baseline run set, a candidate run set and a metric")
 	}
 	if req.Baseline == req.Candidate {
-		return nil, fault.New(fault.ComparisonInvalid, "the baseline and the candidate are the same run set %s", req.Baseline)
+		return req, fault.New(fault.ComparisonInvalid, "the baseline and the candidate are the same run set %s", req.Baseline)
 	}
 	if req.Polarity == "" {
 		req.Polarity = inquiry.LowerIsBetter
 	}
 	if !slices.Contains([]string{inquiry.LowerIsBetter, inquiry.HigherIsBetter, inquiry.Neutral}, req.Polarity) {
-		return nil, fault.New(fault.InvalidArguments, "polarity %q is not lower_is_better, higher_is_better or neutral", req.Polarity).With("field", "polarity")
+		return req, fault.New(fault.InvalidArguments, "polarity %q is not lower_is_better, higher_is_better or neutral", req.Polarity).With("field", "polarity")
 	}
 	if req.Confidence == 0 {
 		req.Confidence = 0.95
 	}
 	if !(req.Confidence > 0 && req.Confidence < 1) || !(req.Threshold >= 0 && req.Threshold < 1) {
-		return nil, fault.New(fault.InvalidArguments, "confidence must be in (0, 1) and the practical threshold in [0, 1)")
+		return req, fault.New(fault.InvalidArguments, "confidence must be in (0, 1) and the practical threshold in [0, 1)")
 	}
 	if req.Method == "" {
 		req.Method = DefaultMethod
@@ -131,23 +157,23 @@ func Confirm(ctx context.Context, ws *workspace.Workspace, req ConfirmRequest) (
 			req.Resamples = 9999
 		}
 		if req.Resamples < 100 || req.Resamples > 1_000_000 {
-			return nil, fault.New(fault.InvalidArguments, "resamples must be in 100..1000000").With("field", "resamples")
+			return req, fault.New(fault.InvalidArguments, "resamples must be in 100..1000000").With("field", "resamples")
 		}
 		if req.Seed == 0 {
 			req.Seed = 1
 		}
 	default:
-		return nil, fault.New(fault.InvalidArguments, "interval method %q is not order_statistic, interpolated, bca or percentile", req.Method).
+		return req, fault.New(fault.InvalidArguments, "interval method %q is not order_statistic, interpolated, bca or percentile", req.Method).
 			With("field", "confidence_method")
 	}
-	base, err := query.RunSetEvidence(ctx, ws, req.Baseline, req.Metric, req.Subject)
-	if err != nil {
-		return nil, err
-	}
-	cand, err := query.RunSetEvidence(ctx, ws, req.Candidate, req.Metric, req.Subject)
-	if err != nil {
-		return nil, err
-	}
+	return req, nil
+}
+
+// confirmEvidence is the comparison of two sets' evidence under a
+// normalized request: counts, mismatches and validity, the complete
+// blocks' pairs, the interval and the decision. It reads nothing, so
+// FuzzConfirmEvidence drives it with arbitrary members.
+func confirmEvidence(req ConfirmRequest, base, cand *query.SetEvidence) (*Comparison, error) {
 	c := &Comparison{SchemaVersion: 1, CorpusCommitID: base.CorpusCommitID, Metric: req.Metric, Subject: req.Subject,
 		Estimand: "median_paired_log_ratio", IndependentUnit: "block", Polarity: req.Polarity, Threshold: req.Threshold,
 		Confidence: req.Confidence, Method: req.Method, Resamples: req.Resamples, Seed: req.Seed, Mismatches: []Mismatch{},
@@ -177,17 +203,14 @@ func Confirm(ctx context.Context, ws *workspace.Workspace, req ConfirmRequest) (
 		if c.Validity != Invalid {
 			c.Validity = Exploratory
 		}
-		return c, nil
-	}
-	ratios, err := stats.PairedLogRatios(xs, ys)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.estimate(ratios); err != nil {
-		return nil, err
-	}
-	if err := c.profileChanges(ctx, ws, base, cand); err != nil {
-		return nil, err
+	} else {
+		ratios, err := stats.PairedLogRatios(xs, ys)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.estimate(ratios); err != nil {
+			return nil, err
+		}
 	}
 	if c.Validity == Invalid {
 		c.Limitations = append(c.Limitations, "the comparison is invalid: its decision is not evidence (the mismatches say why)")
