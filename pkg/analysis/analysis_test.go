@@ -8,15 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/flameox/flameox/pkg/adapter/all"
-	"github.com/flameox/flameox/pkg/broker"
-	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/capture/capturetest"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/internal/testenv"
 	"github.com/flameox/flameox/pkg/profile/pproftest"
-	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/workspace"
 	gprof "github.com/google/pprof/profile"
@@ -26,31 +22,7 @@ import (
 // returns the workspace and the run id of each file.
 func importProfiles(t *testing.T, files ...string) (*workspace.Workspace, []string) {
 	t.Helper()
-	res, err := workspace.Init(context.Background(), t.TempDir(), time.Now(), publish.FirstCommit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := res.Workspace
-	svc := &capture.Service{WS: ws, Identity: &capture.IdentityCollector{Runner: broker.Default}}
-	var refs []publish.RunRef
-	var ids []string
-	for _, f := range files {
-		abs, _ := filepath.Abs(f)
-		imp, err := svc.Import(context.Background(), capture.ImportRequest{Path: abs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if imp.Registration.Kind != "sample_profile" {
-			t.Fatalf("%s was not detected as a profile (kind %s)", f, imp.Registration.Kind)
-		}
-		refs = append(refs, publish.RunRef{RunID: imp.Run.RunID, Revision: imp.Run.Revision})
-		ids = append(ids, imp.Run.RunID)
-	}
-	pub := &publish.Publisher{WS: ws, Extractors: all.Registry().Extractors()}
-	if _, err := pub.PublishRuns(context.Background(), refs); err != nil {
-		t.Fatal(err)
-	}
-	return ws, ids
+	return capturetest.Published(t, "", files...)
 }
 
 // allHotspots pages through every row.

@@ -240,17 +240,7 @@ func Diff(ctx context.Context, ws *workspace.Workspace, req DiffRequest) (*DiffR
 		Next: fault.Next{NextSteps: []string{}}}
 	res.Limitations = diffLimitations(base, cand)
 	var minValue int64
-	for _, r := range rows {
-		switch r.Presence {
-		case "base_only":
-			res.Removed++
-		case "candidate_only":
-			res.Added++
-		}
-		if v := cmp.Or(abs(r.SelfDelta), abs(r.InclusiveDelta)); v > 0 && (minValue == 0 || v < minValue) {
-			minValue = v
-		}
-	}
+	res.Added, res.Removed, minValue = tally(rows)
 	res.OutputUnit = NewValueFormat(st.Unit, minValue, st.Total).to
 	res.Total = int64(len(rows))
 	for i := offset; i < len(rows); i++ {
@@ -358,6 +348,24 @@ const (
 	diffNesting     = "A profile diff shows where samples moved between two profiles, not why: inclusive values follow nesting, not causality, and a function that got faster can move time into its callers or callees."
 	diffPerFunction = "Values are aggregated per function, as `go tool pprof -top` does by default, and matched across the profiles by function name (frames without symbols by module and address)."
 )
+
+// tally counts the rows only in the candidate and only in the base, and
+// finds their smallest non-zero change (flat, else cum), by which pprof
+// picks its output unit.
+func tally(rows []DiffRow) (added, removed int, minValue int64) {
+	for _, r := range rows {
+		switch r.Presence {
+		case "base_only":
+			removed++
+		case "candidate_only":
+			added++
+		}
+		if v := cmp.Or(abs(r.SelfDelta), abs(r.InclusiveDelta)); v > 0 && (minValue == 0 || v < minValue) {
+			minValue = v
+		}
+	}
+	return added, removed, minValue
+}
 
 // diffLimitations says what a diff of these two sides cannot show.
 func diffLimitations(base, cand *sideFrames) []string {

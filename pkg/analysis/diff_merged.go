@@ -247,17 +247,7 @@ func DiffMerged(ctx context.Context, ws *workspace.Workspace, req MergedDiffRequ
 	res.TotalDelta = cand.side.SampleType.Total - bt
 	rows := diffRows(base.rows, cand.rows)
 	var minValue, sum int64
-	for _, r := range rows {
-		switch r.Presence {
-		case "base_only":
-			res.Removed++
-		case "candidate_only":
-			res.Added++
-		}
-		if v := cmp.Or(abs(r.SelfDelta), abs(r.InclusiveDelta)); v > 0 && (minValue == 0 || v < minValue) {
-			minValue = v
-		}
-	}
+	res.Added, res.Removed, minValue = tally(rows)
 	res.OutputUnit = NewValueFormat(st.Unit, minValue, bt).to
 	res.Changed = int64(len(rows))
 	for i, r := range rows {

@@ -37,37 +37,6 @@ func TestDiffFlagsNameRequestFields(t *testing.T) {
 	}
 }
 
-// candidateOf writes a changed copy of a real profile, as a second
-// capture of the same program would differ: edit changes its samples.
-func candidateOf(t *testing.T, file string, edit func(p *gprof.Profile)) string {
-	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := gprof.Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edit(p)
-	out := filepath.Join(t.TempDir(), "candidate-"+filepath.Base(file))
-	pproftest.Write(t, out, p)
-	return out
-}
-
-// hasFrame reports whether a sample's stack has a function named like sub.
-func hasFrame(s *gprof.Sample, sub string) bool {
-	for _, l := range s.Location {
-		for _, ln := range l.Line {
-			if ln.Function != nil && strings.Contains(ln.Function.Name, sub) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // cpuCandidate: map assignment got three times slower, math.Abs leaves
 // went away, memmove was renamed (gone in the base, new in the
 // candidate), and the capture ran longer.
@@ -77,7 +46,7 @@ func cpuCandidate(p *gprof.Profile) {
 		if len(s.Location) > 0 && s.Location[0].Line[len(s.Location[0].Line)-1].Function.Name == "math.Abs" {
 			continue
 		}
-		if hasFrame(s, "mapassign") {
+		if pproftest.OnStack(s, "mapassign") {
 			for i := range s.Value {
 				s.Value[i] *= 3
 			}
@@ -100,7 +69,7 @@ func heapCandidate(p *gprof.Profile) {
 		if i%2 == 1 {
 			continue
 		}
-		if hasFrame(s, "yaml") {
+		if pproftest.OnStack(s, "yaml") {
 			for i := range s.Value {
 				s.Value[i] *= 2
 			}
@@ -151,7 +120,7 @@ func TestDiffMatchesGoToolPprofDiffBase(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cand := candidateOf(t, c.base, c.edit)
+			cand := pproftest.Edit(t, c.base, c.edit)
 			ws, runs := importProfiles(t, c.base, cand)
 			_, first := allDiff(t, ws, DiffRequest{Base: runs[0], Candidate: runs[1]})
 			var types []SampleType
@@ -219,7 +188,7 @@ func compareDiffRows(t *testing.T, got []DiffRow, want []pproftest.LabeledRow) {
 // profile on both sides; new and removed functions are counted; bad
 // input is a structured error naming the side.
 func TestDiffSaysWhatItCannotShow(t *testing.T) {
-	cand := candidateOf(t, sampleCPU, cpuCandidate)
+	cand := pproftest.Edit(t, sampleCPU, cpuCandidate)
 	ws, runs := importProfiles(t, sampleCPU, cand, heapProf)
 	ctx := context.Background()
 	res, err := Diff(ctx, ws, DiffRequest{Base: runs[0], Candidate: runs[1], Limit: 1000})
@@ -291,4 +260,53 @@ func pageOne(t *testing.T, ws *workspace.Workspace, base, cand string) string {
 		t.Fatalf("no cursor: %v", err)
 	}
 	return res.Cursor
+}
+
+// TestDiffMergedMatchesGoToolPprof: each side's profiles merged, every
+// row (function, flat, cum, in order) is that of the real
+// `go tool pprof -top -diff_base=BASE C1 C2`, BASE the base profiles
+// merged by `go tool pprof -proto` (pprof keeps only the last of several
+// -diff_base flags); the default sample type is the first base
+// profile's; one profile a side gives Diff's rows.
+func TestDiffMergedMatchesGoToolPprof(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		base, cand []string
+	}{
+		{"cpu", []string{sampleCPU, pproftest.Edit(t, sampleCPU, heapCandidate)}, []string{pproftest.Edit(t, sampleCPU, cpuCandidate), sampleCPU}},
+		{"heap", []string{heapProf}, []string{pproftest.Edit(t, heapProf, heapCandidate), pproftest.Edit(t, heapProf, func(*gprof.Profile) {})}},
+		{"one a side", []string{sampleCPU}, []string{pproftest.Edit(t, sampleCPU, cpuCandidate)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws, runs := importProfiles(t, append(append([]string{}, c.base...), c.cand...)...)
+			req := MergedDiffRequest{Base: runs[:len(c.base)], Candidate: runs[len(c.base):], Limit: 1000}
+			res, err := DiffMerged(context.Background(), ws, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, hot := allHotspots(t, ws, HotspotsRequest{Input: runs[0]})
+			st := res.Base.SampleType
+			if !res.Compared || st.Type != hot.SampleType.Type || len(res.Base.Sources) != len(c.base) || len(res.Candidate.Sources) != len(c.cand) {
+				t.Fatalf("compared %v, sample type %s (the base's default %s), sides %+v %+v", res.Compared, st.Type, hot.SampleType.Type, res.Base, res.Candidate)
+			}
+			merged := c.base[0]
+			if len(c.base) > 1 {
+				merged = filepath.Join(t.TempDir(), "base.pb.gz")
+				if err := os.WriteFile(merged, []byte(pproftest.Output(t, append([]string{"-proto"}, c.base...)...)), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			extra := append([]string{"-diff_base=" + merged}, c.cand[:len(c.cand)-1]...)
+			compareDiffRows(t, res.Rows, pproftest.TopLabeled(t, c.cand[len(c.cand)-1], st.Type, st.Unit, extra...))
+			if res.Changed != int64(len(res.Rows)) || res.TotalDelta != res.Candidate.SampleType.Total-st.Total {
+				t.Fatalf("changed %d of %d rows, total delta %d", res.Changed, len(res.Rows), res.TotalDelta)
+			}
+			if len(c.base) == 1 && len(c.cand) == 1 {
+				rows, _ := allDiff(t, ws, DiffRequest{Base: runs[0], Candidate: runs[1]})
+				if !reflect.DeepEqual(rows, res.Rows) {
+					t.Fatalf("merged rows differ from Diff's")
+				}
+			}
+		})
+	}
 }

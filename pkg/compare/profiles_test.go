@@ -26,32 +26,13 @@ const (
 	heapFixture = "testdata/parca__alloc_objects.pb.gz"
 )
 
-// changed writes a copy of a real profile with its samples edited, as a
-// second capture of the same program would differ.
-func changed(t *testing.T, file, name string, edit func(p *gprof.Profile)) string {
-	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := gprof.Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edit(p)
-	out := filepath.Join(t.TempDir(), name)
-	pproftest.Write(t, out, p)
-	return out
-}
-
 // scaleWhere multiplies by k the samples with a frame named like sub; k 0
 // drops them.
 func scaleWhere(sub string, k int64) func(*gprof.Profile) {
 	return func(p *gprof.Profile) {
 		var kept []*gprof.Sample
 		for _, s := range p.Sample {
-			if onStack(s, sub) {
+			if pproftest.OnStack(s, sub) {
 				if k == 0 {
 					continue
 				}
@@ -63,17 +44,6 @@ func scaleWhere(sub string, k int64) func(*gprof.Profile) {
 		}
 		p.Sample = kept
 	}
-}
-
-func onStack(s *gprof.Sample, sub string) bool {
-	for _, l := range s.Location {
-		for _, ln := range l.Line {
-			if ln.Function != nil && strings.Contains(ln.Function.Name, sub) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // rename renames a function (gone from one side, new on the other).
@@ -136,12 +106,12 @@ func freeze(t *testing.T, ws *workspace.Workspace, variant string, runs []string
 func TestProfileChangesMatchGoToolPprof(t *testing.T) {
 	base := []string{
 		cpuFixture,
-		changed(t, cpuFixture, "b2.pb.gz", scaleWhere("evacuate", 0)),
+		pproftest.Edit(t, cpuFixture, scaleWhere("evacuate", 0)),
 	}
 	cand := []string{
-		changed(t, cpuFixture, "c1.pb.gz", both(scaleWhere("mapassign", 3), scaleWhere("math.Abs", 0), rename("runtime.memmove", "runtime.memmoveFast"))),
-		changed(t, cpuFixture, "c2.pb.gz", both(scaleWhere("mapiternext", 2), rename("runtime.add", "runtime.addFast"))),
-		changed(t, cpuFixture, "c3.pb.gz", scaleWhere("busyLoop", 1)),
+		pproftest.Edit(t, cpuFixture, both(scaleWhere("mapassign", 3), scaleWhere("math.Abs", 0), rename("runtime.memmove", "runtime.memmoveFast"))),
+		pproftest.Edit(t, cpuFixture, both(scaleWhere("mapiternext", 2), rename("runtime.add", "runtime.addFast"))),
+		pproftest.Edit(t, cpuFixture, scaleWhere("busyLoop", 1)),
 	}
 	ws, ids := capturetest.Published(t, "", append(append([]string{}, base...), cand...)...)
 	bset, cset := freeze(t, ws, "base", ids[:2]), freeze(t, ws, "cand", ids[2:])
@@ -201,8 +171,8 @@ func TestProfileChangesMatchGoToolPprof(t *testing.T) {
 func TestProfileChangesNeedBothSides(t *testing.T) {
 	ctx := context.Background()
 	ws := capturetest.Workspace(t)
-	cpu := capturetest.Import(t, ws, "", cpuFixture, changed(t, cpuFixture, "c.pb.gz", scaleWhere("mapassign", 2)))
-	heap := capturetest.Import(t, ws, "", heapFixture, changed(t, heapFixture, "h.pb.gz", scaleWhere("yaml", 2)))
+	cpu := capturetest.Import(t, ws, "", cpuFixture, pproftest.Edit(t, cpuFixture, scaleWhere("mapassign", 2)))
+	heap := capturetest.Import(t, ws, "", heapFixture, pproftest.Edit(t, heapFixture, scaleWhere("yaml", 2)))
 	bench := capturetest.Import(t, ws, "benchmark_samples", "testdata/golang-perf__old.txt", "testdata/golang-perf__new.txt")
 
 	// Neither side profiled, through the whole comparison.

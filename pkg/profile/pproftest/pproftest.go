@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -126,4 +127,37 @@ func Write(t testing.TB, path string, p *profile.Profile) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Edit writes a changed copy of the profile in file, as a second capture
+// of the same program would differ, and returns its path (in a fresh
+// temporary folder, under file's name): edit changes its samples.
+func Edit(t testing.TB, file string, edit func(p *profile.Profile)) string {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(p)
+	out := filepath.Join(t.TempDir(), filepath.Base(file))
+	Write(t, out, p)
+	return out
+}
+
+// OnStack reports whether a sample's stack has a function whose name
+// contains sub.
+func OnStack(s *profile.Sample, sub string) bool {
+	for _, l := range s.Location {
+		for _, ln := range l.Line {
+			if ln.Function != nil && strings.Contains(ln.Function.Name, sub) {
+				return true
+			}
+		}
+	}
+	return false
 }

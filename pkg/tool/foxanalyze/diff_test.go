@@ -10,52 +10,38 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flameox/flameox/pkg/adapter/all"
 	"github.com/flameox/flameox/pkg/analysis"
-	"github.com/flameox/flameox/pkg/broker"
-	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/capture/capturetest"
 	"github.com/flameox/flameox/pkg/cli"
-	"github.com/flameox/flameox/pkg/publish"
-	"github.com/flameox/flameox/pkg/workspace"
 )
+
+// foxAnalyze runs fox-analyze in dir: its output (stdout then stderr)
+// and exit code.
+func foxAnalyze(dir string) func(args ...string) (string, int) {
+	return func(args ...string) (string, int) {
+		var out, errb bytes.Buffer
+		env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Dir: dir, Now: time.Now,
+			Getenv: func(string) string { return "" }, Environ: func() []string { return nil }, Name: "fox-analyze"}
+		code := cli.Run(context.Background(), env, Run, args)
+		return out.String() + errb.String(), code
+	}
+}
 
 // TestDiffVerb: fox-analyze diff BASE CANDIDATE writes the same result as
 // flameox analyze diff, --record an analysis record naming the
 // candidate, and refuses a missing candidate or --thread.
 func TestDiffVerb(t *testing.T) {
-	ctx := context.Background()
 	dir := t.TempDir()
-	res, err := workspace.Init(ctx, dir, time.Now(), publish.FirstCommit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := res.Workspace
-	svc := &capture.Service{WS: ws, Identity: &capture.IdentityCollector{Runner: broker.Default}}
-	var refs []publish.RunRef
-	var ids []string
+	var files []string
 	for i, text := range []string{"main;f 10\nmain;g 5\n", "main;f 4\nmain;g 5\n"} {
 		path := filepath.Join(dir, []string{"a.folded", "b.folded"}[i])
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		imp, err := svc.Import(ctx, capture.ImportRequest{Path: path})
-		if err != nil {
-			t.Fatal(err)
-		}
-		refs = append(refs, publish.RunRef{RunID: imp.Run.RunID, Revision: imp.Run.Revision})
-		ids = append(ids, imp.Run.RunID)
+		files = append(files, path)
 	}
-	pub := &publish.Publisher{WS: ws, Extractors: all.Registry().Extractors()}
-	if _, err := pub.PublishRuns(ctx, refs); err != nil {
-		t.Fatal(err)
-	}
-	run := func(args ...string) (string, int) {
-		var out, errb bytes.Buffer
-		env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Dir: dir, Now: time.Now,
-			Getenv: func(string) string { return "" }, Environ: func() []string { return nil }, Name: "fox-analyze"}
-		code := cli.Run(ctx, env, Run, args)
-		return out.String() + errb.String(), code
-	}
+	ws, ids := capturetest.Published(t, "", files...)
+	run := foxAnalyze(ws.ProjectRoot)
 	out, code := run("diff", ids[0], ids[1])
 	var rec struct {
 		Result analysis.DiffResult `json:"result"`
