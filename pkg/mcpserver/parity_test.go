@@ -157,6 +157,8 @@ func checkAnnotations(t *testing.T, tool *mcp.Tool) {
 		want = hints{idem: true}
 	case "freeze_run_set": // the same runs give the same set
 		want = hints{idem: true}
+	case "record_comparison": // the same comparison again is reported, not published twice
+		want = hints{idem: true}
 	case "import_artifact", "record_analysis", "create_investigation", "record_hypothesis": // additive
 		want = hints{}
 	case "execute_capture_plan", "start_capture", "start_experiment":

@@ -69,48 +69,57 @@ func (p *Publisher) PublishAnalyses(ctx context.Context, rows []AnalysisRow) (*R
 		if err := checkCommit(p.WS.Root, a.CorpusCommitID); err != nil {
 			return nil, err
 		}
-		aw.StringCol("analysis_id").Append(a.AnalysisID)
-		aw.StringCol("recipe").Append(a.Operation)
-		aw.StringCol("recipe_version").Append(a.OperationVersion)
-		aw.StringCol("parameters_json").Append(a.ParametersJSON)
-		aw.StringCol("parameters_digest").Append(a.ParametersDigest)
-		aw.StringCol("corpus_commit_id").Append(a.CorpusCommitID)
-		aw.StringListCol("input_generation_ids").Append(nonNilStrings(a.InputGenerationIDs))
-		aw.StringListCol("input_run_ids").Append(nonNilStrings(a.InputRunIDs))
-		aw.StringListCol("input_artifact_ids").Append(nonNilStrings(a.InputArtifactIDs))
-		aw.StringCol("result_digest").Append(a.ResultDigest)
-		aw.StringCol("result_artifact_id").AppendNull()
-		aw.StringCol("coverage_json").Append(a.CoverageJSON)
-		aw.StringListCol("limitations").Append(nonNilStrings(a.Limitations))
-		aw.TimeCol("started_at").Append(a.StartedAt)
-		aw.TimeCol("completed_at").Append(a.CompletedAt)
-		if err := aw.EndRow(); err != nil {
+		if err := appendAnalysis(aw, rw, a); err != nil {
 			return nil, err
-		}
-		refs := [][2]string{{"commit", a.CorpusCommitID}}
-		for _, id := range a.InputRunIDs {
-			refs = append(refs, [2]string{"run", id})
-		}
-		for _, id := range a.InputArtifactIDs {
-			refs = append(refs, [2]string{"artifact", id})
-		}
-		for _, id := range a.InputGenerationIDs {
-			refs = append(refs, [2]string{"generation", id})
-		}
-		for _, r := range refs {
-			rw.StringCol("owner_type").Append("analysis")
-			rw.StringCol("owner_id").Append(a.AnalysisID)
-			rw.StringCol("ref_type").Append(r[0])
-			rw.StringCol("ref_id").Append(r[1])
-			rw.StringCol("relation").Append("input")
-			if err := rw.EndRow(); err != nil {
-				return nil, err
-			}
 		}
 		meta.InputRunIDs = append(meta.InputRunIDs, a.InputRunIDs...)
 		meta.InputArtifactIDs = append(meta.InputArtifactIDs, a.InputArtifactIDs...)
 	}
 	return p.commit(ctx, st, meta, 0)
+}
+
+// appendAnalysis appends one analyses row and its evidence references
+// (the commit, runs, artifacts and generations it read, relation input).
+func appendAnalysis(aw, rw *schema.Writer, a AnalysisRow) error {
+	aw.StringCol("analysis_id").Append(a.AnalysisID)
+	aw.StringCol("recipe").Append(a.Operation)
+	aw.StringCol("recipe_version").Append(a.OperationVersion)
+	aw.StringCol("parameters_json").Append(a.ParametersJSON)
+	aw.StringCol("parameters_digest").Append(a.ParametersDigest)
+	aw.StringCol("corpus_commit_id").Append(a.CorpusCommitID)
+	aw.StringListCol("input_generation_ids").Append(nonNilStrings(a.InputGenerationIDs))
+	aw.StringListCol("input_run_ids").Append(nonNilStrings(a.InputRunIDs))
+	aw.StringListCol("input_artifact_ids").Append(nonNilStrings(a.InputArtifactIDs))
+	aw.StringCol("result_digest").Append(a.ResultDigest)
+	aw.StringCol("result_artifact_id").AppendNull()
+	aw.StringCol("coverage_json").Append(a.CoverageJSON)
+	aw.StringListCol("limitations").Append(nonNilStrings(a.Limitations))
+	aw.TimeCol("started_at").Append(a.StartedAt)
+	aw.TimeCol("completed_at").Append(a.CompletedAt)
+	if err := aw.EndRow(); err != nil {
+		return err
+	}
+	refs := [][2]string{{"commit", a.CorpusCommitID}}
+	for _, id := range a.InputRunIDs {
+		refs = append(refs, [2]string{"run", id})
+	}
+	for _, id := range a.InputArtifactIDs {
+		refs = append(refs, [2]string{"artifact", id})
+	}
+	for _, id := range a.InputGenerationIDs {
+		refs = append(refs, [2]string{"generation", id})
+	}
+	for _, r := range refs {
+		rw.StringCol("owner_type").Append("analysis")
+		rw.StringCol("owner_id").Append(a.AnalysisID)
+		rw.StringCol("ref_type").Append(r[0])
+		rw.StringCol("ref_id").Append(r[1])
+		rw.StringCol("relation").Append("input")
+		if err := rw.EndRow(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func checkCommit(root, id string) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/compare"
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/inquiry"
 	"github.com/flameox/flameox/pkg/query"
@@ -52,6 +53,12 @@ func TestRecordsDoc(t *testing.T) {
 				record.Header
 				Workspace string `json:"workspace"`
 				inquiry.RunSet
+			}{}
+		},
+		"comparison_result": func() any {
+			return &struct {
+				record.Header
+				Result compare.Comparison `json:"result"`
 			}{}
 		},
 		"query_result": func() any {

@@ -7,9 +7,12 @@
 //
 // It reads records (JSON lines) from the files named, or from stdin, and
 // publishes every `run` record's run revision, every `analysis` record
-// (from fox-analyze --record), and every investigation, hypothesis,
+// (from fox-analyze --record), every investigation, hypothesis,
 // experiment, variant, trial and run_set record (pkg/inquiry: from
-// fox-capture's experiment runner and from flameox), as evidence: one
+// fox-capture's experiment runner and from flameox), and every
+// `comparison_result` record (from fox-compare compare: a comparisons
+// row, its analyses row and evidence references; one already recorded is
+// reported on stderr and not published again), as evidence: one
 // generation per batch (by default one for the whole input), committed
 // atomically; the inquiry records of a flush go in one generation of
 // their own, published before its runs. For
@@ -21,10 +24,12 @@ package foxpublish
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/flameox/flameox/pkg/analysis/provenance"
 	"github.com/flameox/flameox/pkg/cli"
@@ -80,6 +85,7 @@ type pipeline struct {
 	pending   []publish.RunRef
 	analyses  []publish.AnalysisRow
 	inquiry   []any // pkg/inquiry bodies, in input order
+	compared  []*publish.Comparison
 	malformed int
 	failed    error
 }
@@ -168,6 +174,20 @@ func (p *pipeline) handle(raw *record.Raw) error {
 		}
 		p.inquiry = append(p.inquiry, body)
 		return nil
+	case publish.KindComparisonResult:
+		c, err := decodeComparison(raw)
+		if err != nil {
+			fmt.Fprintf(p.env.Stderr, "fox-publish: %s:%d: malformed comparison_result record: %v\n", raw.File, raw.LineNo, err)
+			p.malformed++
+			return nil
+		}
+		// A comparison_result names no workspace: the stream's, or the
+		// one --workspace or the working directory names.
+		if err := p.workspace(""); err != nil {
+			return err
+		}
+		p.compared = append(p.compared, c)
+		return nil
 	case record.KindError:
 		var e cli.ErrorRecord
 		if raw.Decode(&e) == nil {
@@ -254,7 +274,51 @@ func (p *pipeline) flush() error {
 			return err
 		}
 	}
-	return nil
+	return p.flushComparisons()
+}
+
+// decodeComparison reads a comparison_result record's comparison.
+func decodeComparison(raw *record.Raw) (*publish.Comparison, error) {
+	if err := record.Check(raw.Header, publish.KindComparisonResult, record.SchemaVersion); err != nil {
+		return nil, err
+	}
+	var rec struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := raw.Decode(&rec); err != nil {
+		return nil, err
+	}
+	if len(rec.Result) == 0 {
+		return nil, fault.New(fault.InvalidArguments, "no result")
+	}
+	return publish.DecodeComparison(rec.Result)
+}
+
+// flushComparisons records the comparisons read since the last flush in
+// one generation; each one's id and analysis go to stderr.
+func (p *pipeline) flushComparisons() error {
+	if len(p.compared) == 0 {
+		return nil
+	}
+	cs := p.compared
+	p.compared = nil
+	pub := publishing.Publisher(p.ws, p.env.Now)
+	out, err := pub.PublishComparisons(p.ctx, cs, time.Time{})
+	if err != nil {
+		return err
+	}
+	for _, r := range out.Recorded {
+		how := "recorded"
+		if r.AlreadyRecorded {
+			how = "already recorded"
+		}
+		fmt.Fprintf(p.env.Stderr, "fox-publish: comparison %s %s (analysis %s) in commit %s\n", r.ComparisonID, how, r.AnalysisID, r.CorpusCommitID)
+	}
+	if out.Result == nil {
+		return nil
+	}
+	_, err = p.published(out.Result, nil, fmt.Sprintf("%d comparison record(s)", out.Result.Tables["comparisons"]))
+	return err
 }
 
 // published writes a publication's generation and commit records and says
