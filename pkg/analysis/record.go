@@ -31,6 +31,12 @@ func (r *StackExamplesResult) provenance() (string, string, string, any, Source,
 		map[string]any{"examples_total": r.Total, "returned": r.Returned, "truncated": r.Truncated}, r.Limitations
 }
 
+// multiInput is implemented by results that read many runs (scaling):
+// their inputs replace the one Source.
+type multiInput interface {
+	inputs() (runs, artifacts, generations []string)
+}
+
 // NewRecord describes result as an analysis record of the workspace at root.
 func NewRecord(root string, result Recordable, started time.Time, now time.Time) (*provenance.Record, error) {
 	op, version, commit, params, src, coverage, lim := result.provenance()
@@ -49,11 +55,15 @@ func NewRecord(root string, result Recordable, started time.Time, now time.Time)
 	if lim == nil {
 		lim = []string{}
 	}
+	runs, artifacts, generations := []string{src.RunID}, []string{src.ArtifactID}, []string{src.GenerationID}
+	if m, ok := result.(multiInput); ok {
+		runs, artifacts, generations = m.inputs()
+	}
 	return &provenance.Record{
 		Header:    record.Header{Record: record.KindAnalysis, SchemaVersion: record.SchemaVersion},
 		Workspace: root, AnalysisID: uuid.NewString(), Operation: op, OperationVersion: version, CorpusCommitID: commit,
 		ParametersJSON: string(pj), ParametersDigest: digest.Bytes(pj), ResultDigest: resultDigest,
-		InputRunIDs: []string{src.RunID}, InputArtifactIDs: []string{src.ArtifactID}, InputGenerationIDs: []string{src.GenerationID},
+		InputRunIDs: runs, InputArtifactIDs: artifacts, InputGenerationIDs: generations,
 		CoverageJSON: string(cj), Limitations: lim, StartedAt: started.UTC(), CompletedAt: now.UTC(),
 	}, nil
 }
