@@ -50,11 +50,11 @@ func analyzeRecordComparison(ctx context.Context, c *Context, args []string) err
 func renderComparisonRecorded(w io.Writer, res *investigate.ComparisonRecorded) {
 	renderComparison(w, res.Comparison)
 	r := res.Recorded
-	how := "recorded as"
+	again := ""
 	if r.AlreadyRecorded {
-		how = "already recorded as"
+		again = " (already recorded: nothing published)"
 	}
-	fmt.Fprintf(w, "%s comparison %s (analysis %s) in commit %s\n", how, r.ComparisonID, r.AnalysisID, corpus.Short(r.CorpusCommitID))
+	fmt.Fprintf(w, "recorded     comparison %s (analysis %s) in commit %s%s\n", r.ComparisonID, r.AnalysisID, corpus.Short(r.CorpusCommitID), again)
 	if r.ExperimentID != "" {
 		fmt.Fprintf(w, "experiment   %s\n", r.ExperimentID)
 	}
