@@ -6,6 +6,7 @@
 //	fox-analyze hotspots INPUT [--limit N] [--sample-type T] [--focus RE] [--ignore RE] [--thread T] [--process P] [--record]
 //	fox-analyze callers|callees|examples INPUT FRAME_ID|REGEXP [--limit N] [--sample-type T] ...
 //	fox-analyze diff BASE CANDIDATE [--limit N] [--sample-type T] [--focus RE] [--ignore RE]
+//	fox-analyze scaling EXPERIMENT_ID [--metric M] [--variant V] [--parameter P] [--limit N] [--record]
 //
 // INPUT is a run id, an artifact id, or "-": read records from stdin and
 // analyze the last run they name (a `run` record, or the first input run of
@@ -33,7 +34,8 @@ import (
 	"github.com/spf13/pflag"
 )
 
-const usage = `usage: fox-analyze <hotspots|callers|callees|examples|diff> INPUT [FRAME_ID|REGEXP|CANDIDATE] [flags]`
+const usage = `usage: fox-analyze <hotspots|callers|callees|examples|diff> INPUT [FRAME_ID|REGEXP|CANDIDATE] [flags]
+       fox-analyze scaling EXPERIMENT_ID [--metric M] [--variant V] [--parameter P] [--limit N] [--record]`
 
 // Run is fox-analyze's entry point.
 func Run(ctx context.Context, env *cli.Env, args []string) error {
@@ -42,6 +44,9 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 		return err
 	}
 	verb := args[0]
+	if verb == "scaling" {
+		return runScaling(ctx, env, args[1:])
+	}
 	fs := cli.NewFlags(env, "fox-analyze "+verb, usage)
 	wsDir := fs.String("workspace", "", "workspace directory (default: nearest .diagnostics)")
 	rec := fs.Bool("record", false, "write an analysis record for fox-publish instead of the result")
