@@ -68,4 +68,17 @@ func TestCompareRunSetsParity(t *testing.T) {
 	c.fails("compare_run_sets", map[string]any{"baseline_run_set": base, "candidate_run_set": cand, "metric": "gobench.sec/op",
 		"confidence_method": "magic"}, "INVALID_ARGUMENTS")
 	c.fails("compare_run_sets", map[string]any{"baseline_run_set": base, "candidate_run_set": base, "metric": "gobench.sec/op"}, "COMPARISON_INVALID")
+
+	// The investigation the run opened reads back as the same report over
+	// MCP and the CLI.
+	inv := run["experiment"].(map[string]any)["investigation_id"].(string)
+	got := mcpResult(t, c, "summarize_investigation", map[string]any{"investigation_id": inv})
+	if want := porcelainJSON(t, dir, "evidence", "summarize", inv, "--format", "json"); !reflect.DeepEqual(got, want) {
+		t.Fatalf("summarize_investigation differs from flameox evidence summarize --json\nMCP: %v\nCLI: %v", got, want)
+	}
+	r := got.(map[string]any)
+	if ex := r["experiments"].([]any); len(ex) != 1 || ex[0].(map[string]any)["trials_total"].(float64) != 12 {
+		t.Fatalf("report: %v", r)
+	}
+	c.fails("summarize_investigation", map[string]any{"investigation_id": "inv-missing"}, "NOT_FOUND")
 }

@@ -107,6 +107,7 @@ func newServer(opts Options) *server {
 	s.addComparisonRecordTools()
 	s.addScalingTools()
 	s.addFindingsTools()
+	s.addReportTools()
 	s.addPrompts()
 	s.addResources()
 	return s

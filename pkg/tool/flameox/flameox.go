@@ -81,6 +81,7 @@ func Commands() []*Command {
 	cmds = append(cmds, comparisonRecordCommands()...)
 	cmds = append(cmds, scalingCommands()...)
 	cmds = append(cmds, findingsCommands()...)
+	cmds = append(cmds, reportCommands()...)
 	return cmds
 }
 
