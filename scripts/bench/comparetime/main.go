@@ -1,10 +1,11 @@
 // Command comparetime splits the time of a run-set comparison
 // (scripts/bench/compare.sh): in one process, the median over rounds of
-// opening the workspace, reading both run sets' evidence (the query),
-// compare.Confirm whole (query, statistics, profile changes) with each
-// method, and the interval alone on the paired log ratios (the
-// statistics). With -benchfmt it also writes each side's per-block values,
-// the ones the comparison pairs, as go test -bench output for benchstat.
+// opening the workspace and a catalog reader, reading both run sets'
+// evidence (the query), the profile changes' lookup (analysis.DiffMerged),
+// the interval alone on the paired log ratios (the statistics), and
+// compare.Confirm whole with each method. With -benchfmt it also writes
+// each side's per-block values, the ones the comparison pairs, as go test
+// -bench output for benchstat.
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/flameox/flameox/pkg/analysis"
 	"github.com/flameox/flameox/pkg/compare"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/stats"
@@ -96,6 +98,10 @@ func run(wsDir, base, cand, metric string, rounds int, out string) error {
 			_, err := stats.MedianInterval(lr, stats.Options{Method: stats.BCa, Resamples: 9999, Seed: 1})
 			return err
 		}},
+		{"analysis.DiffMerged, 64 runs a side (the profile changes)", func() error {
+			_, err := analysis.DiffMerged(ctx, ws, analysis.MergedDiffRequest{Base: profileRuns(eb), Candidate: profileRuns(ec), Limit: compare.ProfileTop})
+			return err
+		}},
 		{"compare.Confirm order_statistic (whole)", func() error {
 			_, err := compare.Confirm(ctx, ws, compare.ConfirmRequest{Baseline: base, Candidate: cand, Metric: metric})
 			return err
@@ -145,6 +151,18 @@ func paired(e *query.SetEvidence) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// profileRuns are the runs whose profiles a comparison looks up: a
+// side's first analysis.MaxMergedInputs runs with a value, by block.
+func profileRuns(e *query.SetEvidence) []string {
+	var ids []string
+	for _, m := range e.Members {
+		if m.Median != nil && len(ids) < analysis.MaxMergedInputs {
+			ids = append(ids, m.RunID)
+		}
+	}
+	return ids
 }
 
 func writeBenchfmt(path string, vs map[string]float64) error {
