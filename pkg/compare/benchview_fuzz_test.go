@@ -41,31 +41,52 @@ func FuzzBenchView(f *testing.F) {
 			}
 			return out
 		}
-		v, err := BuildBenchView(BenchRequest{RunA: "a", RunB: "b", Filter: filter, Row: row, Limit: 1000}, vals(ab, 3), vals(bb, 5))
-		if err != nil {
-			return
-		}
-		if _, err := json.Marshal(v); err != nil {
-			t.Fatalf("result does not encode: %v", err)
-		}
-		for _, r := range v.Rows {
-			switch r.Decision {
-			case decImprovement, decRegression, decNoDifference, decInconclusive, decDescriptive:
-			default:
-				t.Fatalf("decision %q", r.Decision)
+		for _, th := range []float64{0, 0.05} {
+			v, err := BuildBenchView(BenchRequest{RunA: "a", RunB: "b", Filter: filter, Row: row, Limit: 1000, Threshold: th}, vals(ab, 3), vals(bb, 5))
+			if err != nil {
+				return
 			}
-			meaningful := r.Decision == decImprovement || r.Decision == decRegression
-			if meaningful && (!r.Significant || r.Old == nil || r.New == nil) {
-				t.Fatalf("%s without a significant comparison: %+v", r.Decision, r)
-			}
-			// benchmath may call two constant samples different at any
-			// size (benchstat shows them so); a decision needs 6 values a side.
-			if r.Old != nil && r.New != nil && (r.Old.N < 6 || r.New.N < 6) && (meaningful || r.Decision == decNoDifference) {
-				t.Fatalf("%s from %d and %d values", r.Decision, r.Old.N, r.New.N)
-			}
-			if r.Validity != validityExploratory {
-				t.Fatalf("validity %s for unpaired samples", r.Validity)
-			}
+			checkBenchView(t, v, th)
 		}
 	})
+}
+
+// checkBenchView: every decision is one of the vocabulary's and claims
+// no more than the rows hold.
+func checkBenchView(t *testing.T, v *BenchView, th float64) {
+	t.Helper()
+	if _, err := json.Marshal(v); err != nil {
+		t.Fatalf("result does not encode: %v", err)
+	}
+	for _, r := range v.Rows {
+		switch r.Decision {
+		case decImprovement, decRegression, decNoDifference, decInconclusive, decDescriptive:
+		default:
+			t.Fatalf("decision %q", r.Decision)
+		}
+		meaningful := r.Decision == decImprovement || r.Decision == decRegression
+		if meaningful && (!r.Significant || r.Old == nil || r.New == nil) {
+			t.Fatalf("%s without a significant comparison: %+v", r.Decision, r)
+		}
+		// benchmath may call two constant samples different at any
+		// size (benchstat shows them so); a decision needs 6 values a side.
+		if r.Old != nil && r.New != nil && (r.Old.N < 6 || r.New.N < 6) && (meaningful || r.Decision == decNoDifference) {
+			t.Fatalf("%s from %d and %d values", r.Decision, r.Old.N, r.New.N)
+		}
+		if r.Validity != validityExploratory {
+			t.Fatalf("validity %s for unpaired samples", r.Validity)
+		}
+		// No difference is shown only inside a band, by both medians'
+		// intervals: never at threshold 0, never from a point estimate.
+		if r.Decision == decNoDifference {
+			o, n := r.Old, r.New
+			if th == 0 || o.Lo == nil || o.Hi == nil || n.Lo == nil || n.Hi == nil || !(*o.Lo > 0) ||
+				*n.Lo / *o.Hi < 1-th || *n.Hi / *o.Lo > 1+th {
+				t.Fatalf("no_meaningful_difference at threshold %v without bounds inside it: %+v %+v", th, o, n)
+			}
+		}
+		if th > 0 && meaningful && r.Ratio != nil && math.Abs(*r.Ratio-1) <= th {
+			t.Fatalf("%s at threshold %v from a ratio of %v", r.Decision, th, *r.Ratio)
+		}
+	}
 }
