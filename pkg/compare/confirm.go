@@ -105,14 +105,11 @@ func Confirm(ctx context.Context, ws *workspace.Workspace, req ConfirmRequest) (
 	if err != nil {
 		return nil, err
 	}
-	base, err := query.RunSetEvidence(ctx, ws, req.Baseline, req.Metric, req.Subject)
+	sets, err := query.RunSetsEvidence(ctx, ws, req.Metric, req.Subject, req.Baseline, req.Candidate)
 	if err != nil {
 		return nil, err
 	}
-	cand, err := query.RunSetEvidence(ctx, ws, req.Candidate, req.Metric, req.Subject)
-	if err != nil {
-		return nil, err
-	}
+	base, cand := sets[0], sets[1]
 	c, err := confirmEvidence(req, base, cand)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"database/sql"
+	"slices"
 
 	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/fault"
@@ -39,16 +40,23 @@ type SetEvidence struct {
 	Members        []SetMember `json:"members"`
 }
 
-var qSetMembers = catalog.Query{Name: "compare.set_members", Version: "1", SQL: `
+var (
+	qSetFrozen = catalog.Query{Name: "compare.set", Version: "1", SQL: `
+SELECT r.corpus_commit_id FROM run_sets r WHERE r.run_set_id = $1 LIMIT 1`}
+	// qSetMembers reads only the set's own trials and measurements: the
+	// windows that keep each trial's latest revision and the median run
+	// over the members, not the corpus.
+	qSetMembers = catalog.Query{Name: "compare.set_members", Version: "2", SQL: `
 WITH m AS (
   SELECT unnest(from_json(r.members_json, '[{"run_id":"VARCHAR","trial_id":"VARCHAR"}]'), recursive := true)
   FROM run_sets r WHERE r.run_set_id = $1
 ), t AS (
-  SELECT * FROM trials QUALIFY row_number() OVER (PARTITION BY trial_id ORDER BY published_at DESC) = 1
+  SELECT * FROM trials WHERE trial_id IN (SELECT trial_id FROM m)
+  QUALIFY row_number() OVER (PARTITION BY trial_id ORDER BY published_at DESC) = 1
 ), v AS (
   SELECT x.run_id, count(*) AS n, median(coalesce(x.value_float, x.value_int::DOUBLE)) AS med, any_value(x.unit) AS unit
   FROM measurements_current x
-  WHERE x.name = $2 AND ($3 = '' OR x.subject = $3) AND NOT x.is_warmup
+  WHERE x.run_id IN (SELECT run_id FROM m) AND x.name = $2 AND ($3 = '' OR x.subject = $3) AND NOT x.is_warmup
     AND coalesce(x.value_float, x.value_int::DOUBLE) IS NOT NULL
   GROUP BY x.run_id
 )
@@ -63,40 +71,69 @@ LEFT JOIN runs_current r ON r.run_id = m.run_id
 LEFT JOIN source_states s ON s.source_state_id = r.source_state_id
 LEFT JOIN v ON v.run_id = m.run_id
 ORDER BY coalesce(t.block_id, ''), m.run_id`}
+)
 
 // RunSetEvidence reads the members of a frozen run set with their trials,
 // identities and the median of their values of metric (optionally of one
 // subject), at the pinned HEAD.
 func RunSetEvidence(ctx context.Context, ws *workspace.Workspace, runSetID, metric, subject string) (*SetEvidence, error) {
-	if runSetID == "" || metric == "" {
-		return nil, fault.New(fault.InvalidArguments, "a comparison needs two run sets and a metric").With("field", "metric")
-	}
-	set, err := GetRunSet(ctx, ws, GetRunSetRequest{RunSetID: runSetID, Limit: 1})
+	sets, err := RunSetsEvidence(ctx, ws, metric, subject, runSetID)
 	if err != nil {
 		return nil, err
 	}
-	return with(ctx, ws, func(s *Session) (*SetEvidence, error) {
-		res := &SetEvidence{RunSetID: runSetID, FrozenAt: set.RunSet.CorpusCommitID, CorpusCommitID: s.Commit(), Members: []SetMember{}}
-		err := s.R.Scan(ctx, qSetMembers, []any{runSetID, metric, subject}, func(rows *sql.Rows) error {
-			for rows.Next() {
-				var m SetMember
-				var med sql.NullFloat64
-				if err := rows.Scan(&m.RunID, &m.TrialID, &m.BlockID, &m.TrialOutcome, &m.ExecutionStatus, &m.ValidationStatus,
-					&m.SourceStateID, &m.IdentityQuality, &m.EnvironmentID, &m.DefinitionID, &m.Adapter, &m.CollectorVersion,
-					&m.ProtocolID, &m.Values, &med, &m.Unit); err != nil {
-					return err
+	return sets[0], nil
+}
+
+// RunSetsEvidence is RunSetEvidence of several sets, read in one session:
+// every set at the same commit, through one set of readers.
+func RunSetsEvidence(ctx context.Context, ws *workspace.Workspace, metric, subject string, runSetIDs ...string) ([]*SetEvidence, error) {
+	if len(runSetIDs) == 0 || metric == "" || slices.Contains(runSetIDs, "") {
+		return nil, fault.New(fault.InvalidArguments, "a comparison needs two run sets and a metric").With("field", "metric")
+	}
+	return with(ctx, ws, func(s *Session) ([]*SetEvidence, error) {
+		out := make([]*SetEvidence, 0, len(runSetIDs))
+		for _, id := range runSetIDs {
+			res := &SetEvidence{RunSetID: id, CorpusCommitID: s.Commit(), Members: []SetMember{}}
+			found := false
+			if err := s.R.Scan(ctx, qSetFrozen, []any{id}, func(rows *sql.Rows) error {
+				for rows.Next() {
+					if err := rows.Scan(&res.FrozenAt); err != nil {
+						return err
+					}
+					found = true
 				}
-				if med.Valid {
-					m.Median = &med.Float64
-				}
-				if len(res.Members) == inquiryMaxMembers {
-					break
-				}
-				res.Members = append(res.Members, m)
+				return nil
+			}); err != nil {
+				return nil, err
 			}
-			return nil
-		})
-		return res, err
+			if !found {
+				return nil, notFoundInquiry("run set", id, "run-sets list", "list_run_sets")
+			}
+			err := s.R.Scan(ctx, qSetMembers, []any{id, metric, subject}, func(rows *sql.Rows) error {
+				for rows.Next() {
+					var m SetMember
+					var med sql.NullFloat64
+					if err := rows.Scan(&m.RunID, &m.TrialID, &m.BlockID, &m.TrialOutcome, &m.ExecutionStatus, &m.ValidationStatus,
+						&m.SourceStateID, &m.IdentityQuality, &m.EnvironmentID, &m.DefinitionID, &m.Adapter, &m.CollectorVersion,
+						&m.ProtocolID, &m.Values, &med, &m.Unit); err != nil {
+						return err
+					}
+					if med.Valid {
+						m.Median = &med.Float64
+					}
+					if len(res.Members) == inquiryMaxMembers {
+						break
+					}
+					res.Members = append(res.Members, m)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, res)
+		}
+		return out, nil
 	})
 }
 
