@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -145,7 +146,7 @@ func pct(x float64) string {
 // run draws the cell's experiments through BuildBenchView, at threshold 0
 // and 0.05. Experiment e of every cell of one model and n uses data seed
 // e, so the effects differ only by the ratio put in.
-func (c benchSimCell) run(t testing.TB) benchSimResult {
+func (c benchSimCell) run() (benchSimResult, error) {
 	var res benchSimResult
 	med := c.model.median()
 	for e := range c.experiments {
@@ -164,14 +165,14 @@ func (c benchSimCell) run(t testing.TB) benchSimResult {
 		for _, th := range []float64{0, 0.05} {
 			v, err := BuildBenchView(BenchRequest{RunA: "a", RunB: "b", Threshold: th}, benchValues(a), benchValues(b))
 			if err != nil {
-				t.Fatal(err)
+				return res, err
 			}
 			if len(v.Rows) != 1 || v.Rows[0].Old == nil || v.Rows[0].New == nil {
-				t.Fatalf("want one compared row, got %+v", v.Rows)
+				return res, fmt.Errorf("want one compared row, got %+v", v.Rows)
 			}
 			r := v.Rows[0]
 			if (r.Delta == "~") == r.Significant {
-				t.Fatalf("delta %q but significant %v (p %v)", r.Delta, r.Significant, *r.P)
+				return res, fmt.Errorf("delta %q but significant %v (p %v)", r.Delta, r.Significant, r.P)
 			}
 			meaningful := r.Decision == decImprovement || r.Decision == decRegression
 			if th == 0 {
@@ -219,17 +220,21 @@ func (c benchSimCell) run(t testing.TB) benchSimResult {
 			}
 		}
 	}
-	return res
+	return res, nil
 }
 
+// runBenchSimCells runs the cells on every CPU; the first error fails t
+// from the test's own goroutine.
 func runBenchSimCells(t testing.TB, cells []benchSimCell) []benchSimResult {
+	t.Helper()
 	out := make([]benchSimResult, len(cells))
+	errs := make([]error, len(cells))
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range next {
-				out[i] = cells[i].run(t)
+				out[i], errs[i] = cells[i].run()
 			}
 		})
 	}
@@ -238,6 +243,9 @@ func runBenchSimCells(t testing.TB, cells []benchSimCell) []benchSimResult {
 	}
 	close(next)
 	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 
