@@ -92,7 +92,7 @@ var resourceKinds = []struct {
 }{
 	{"runs", "run_id", "run", "A run's manifest at its latest published revision (command lines and environment names removed)."},
 	{"artifacts", "+artifact_id", "artifact", "A stored artifact's content facts and registrations (never its bytes), e.g. flameox://artifacts/sha256:<hex>."},
-	{"findings", "id", "finding", "A published finding."},
+	{"findings", "id", "finding", "A published finding: current revision, evidence and revisions (get_finding)."},
 	{"investigations", "id", "investigation", "A published investigation."},
 	{"hypotheses", "id", "hypothesis", "A published hypothesis."},
 	{"experiments", "id", "experiment", "A published experiment."},
@@ -134,6 +134,12 @@ func (s *server) readResource(ctx context.Context, uri, prefix, refType string) 
 		if err == nil && d.RegistrationsTotal == 0 {
 			err = fault.New(fault.NotFound, "no artifact %s", id)
 		}
+		if err != nil {
+			return nil, notFound(uri, err)
+		}
+		v = d
+	case "finding":
+		d, err := query.GetFinding(ctx, ws, query.GetFindingRequest{FindingID: id, Limit: listLimit})
 		if err != nil {
 			return nil, notFound(uri, err)
 		}
