@@ -3,10 +3,13 @@ package analysis
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/workspace"
@@ -102,23 +105,27 @@ func DeltaFormat(unit, outputUnit string) ValueFormat {
 	return ValueFormat{from: unit, to: cmp.Or(outputUnit, "auto")}
 }
 
-// merging folds one side's profiles into per-function totals.
+// merging gathers one side's profiles, then folds their frames into
+// per-function totals.
 type merging struct {
 	side   MergedSide
-	byKey  map[string]int // index in rows
+	gens   []string // each source's generation, beside side.Sources
 	rows   []HotspotRow
 	sym    int64 // total in frames with symbols
 	noDur  bool
-	types  []string // the first profile's sample types, "type/unit"
+	types  string   // the first profile's sample types, "type/unit, …"
 	others []string // inputs whose sample types differ from the first's
-	lim    []string
+	// chosen counts the inputs whose profile was a choice among several
+	// (or not a CPU profile); note is the first such choice.
+	chosen int
+	note   string
 }
 
 // inputProblem reports whether err is about the input alone (no profile,
-// no such sample type, too large a profile), which a merge skips; any
-// other error (a broken workspace, a cancelled context) stops the diff.
+// no such sample type, a bad id), which a merge skips; any other error (a
+// broken workspace, a cancelled context) stops the diff.
 func inputProblem(err error) bool {
-	for _, c := range []fault.Code{fault.NotFound, fault.InvalidArguments, fault.QueryBudgetExceeded, fault.EvidenceSchemaMismatch} {
+	for _, c := range []fault.Code{fault.NotFound, fault.InvalidArguments, fault.EvidenceSchemaMismatch} {
 		if fault.Is(err, c) {
 			return true
 		}
@@ -126,10 +133,14 @@ func inputProblem(err error) bool {
 	return false
 }
 
-// add merges one input's profile under st (or, when st.Type is "", the
-// profile's default, which it returns).
-func (m *merging) add(ctx context.Context, ws *workspace.Workspace, s *query.Session, input string, st SampleType) (SampleType, error) {
-	f, err := readSide(ctx, ws, s, input, st.Type, nil, DiffRequest{})
+// add finds one input's profile and checks that it has st (or, when
+// st.Type is "", takes the profile's default, which it returns).
+func (m *merging) add(ctx context.Context, s *query.Session, input string, st SampleType) (SampleType, error) {
+	sc, err := resolve(ctx, s, input, "", "")
+	var got SampleType
+	if err == nil {
+		got, err = pick(sc.types, st.Type)
+	}
 	switch {
 	case err != nil && fault.Is(err, fault.NotFound) && fault.As(err).Details["missing_entity"] == "profile":
 		m.side.NoProfile = append(m.side.NoProfile, input)
@@ -140,7 +151,6 @@ func (m *merging) add(ctx context.Context, ws *workspace.Workspace, s *query.Ses
 	case err != nil:
 		return st, err
 	}
-	got := f.side.SampleType
 	if st.Type == "" {
 		st = SampleType{Type: got.Type, Unit: got.Unit}
 	}
@@ -149,47 +159,113 @@ func (m *merging) add(ctx context.Context, ws *workspace.Workspace, s *query.Ses
 			Reason: fmt.Sprintf("sample type %s is in %s here and in %s in the first profile", st.Type, cmp.Or(got.Unit, "count"), cmp.Or(st.Unit, "count"))})
 		return st, nil
 	}
-	if len(m.byKey)+len(f.rows) > maxDiffFrames {
-		for _, r := range f.rows {
-			if _, ok := m.byKey[diffKey(r)]; !ok && len(m.byKey) >= maxDiffFrames {
-				return st, fault.New(fault.QueryBudgetExceeded, "the merged profiles have more than %d functions with a value", maxDiffFrames).
-					Fix("Compare fewer profiles, or the native profiles with go tool pprof -diff_base.")
-			}
-		}
-	}
-	names := typeNames(f)
-	if m.types == nil {
-		m.types = []string{names}
-	} else if names != m.types[0] {
+	names := typeNames(&sideFrames{types: sc.types})
+	if len(m.side.Sources) == 0 {
+		m.types = names
+	} else if names != m.types {
 		m.others = append(m.others, input)
 	}
-	for _, r := range f.rows {
-		k := diffKey(r)
-		if i, ok := m.byKey[k]; ok {
-			// Each sample is in one profile, so a function's cum over the
-			// merged profiles is the sum of its cum in each.
-			m.rows[i].Self += r.Self
-			m.rows[i].Inclusive += r.Inclusive
-			continue
+	if sc.note != "" {
+		if m.chosen++; m.note == "" {
+			m.note = sc.note
 		}
-		m.byKey[k] = len(m.rows)
-		m.rows = append(m.rows, r)
 	}
-	m.side.Sources = append(m.side.Sources, f.side.Source)
+	m.side.Sources = append(m.side.Sources, *sc.src)
+	m.gens = append(m.gens, sc.src.GenerationID)
 	m.side.SampleType.Total += got.Total
 	m.side.SampleType.Samples += got.Samples
-	m.sym += int64(f.side.SymbolizedFraction * float64(got.Total))
-	if d := f.side.DurationNanos; d > 0 {
-		m.side.DurationNanos += d
+	if sc.duration > 0 {
+		m.side.DurationNanos += sc.duration
 	} else {
 		m.noDur = true
 	}
-	for _, l := range f.lim {
-		if !slices.Contains(m.lim, l) {
-			m.lim = append(m.lim, l)
+	return st, nil
+}
+
+// mergedFrames is the query that sums the function-level frames of
+// several profiles (run, artifact, generation; a profile listed k times
+// counted k times) under one sample type, over every thread and process,
+// grouped by what a frame's pprof name is made of. Each sample is in one
+// profile, so a function's cum over the merged profiles is the sum of its
+// cum in each. One query a side, so DuckDB merges the profiles rather than
+// the diff reading every frame of each; each profile is read with the
+// equality filters a single-profile read uses, so the scans skip the row
+// groups of other profiles however large the corpus.
+func mergedFrames(srcs []Source, gens []string, metric string, limit int) (catalog.Query, []any) {
+	args := []any{metric, limit}
+	param := func(v string) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	var fm, fr []string
+	seen := map[[2]string]bool{}
+	for i, src := range srcs {
+		fm = append(fm, fmt.Sprintf("SELECT artifact_id, evidence_generation_id, frame_id, self_value, inclusive_value FROM frame_measurements "+
+			"WHERE run_id = %s AND artifact_id = %s AND evidence_generation_id = %s AND metric = $1", param(src.RunID), param(src.ArtifactID), param(gens[i])))
+		if k := [2]string{src.ArtifactID, gens[i]}; !seen[k] {
+			seen[k] = true
+			fr = append(fr, fmt.Sprintf("SELECT artifact_id, evidence_generation_id, frame_id, function, module, start_line, symbolization FROM frames "+
+				"WHERE artifact_id = %s AND evidence_generation_id = %s", param(k[0]), param(k[1])))
 		}
 	}
-	return st, nil
+	return catalog.Query{Name: "analysis.merged_frames", Version: "1", SQL: `
+WITH m AS (
+  SELECT artifact_id, evidence_generation_id, frame_id, sum(self_value) AS self, sum(inclusive_value) AS incl
+  FROM (` + strings.Join(fm, "\n  UNION ALL ") + `)
+  GROUP BY artifact_id, evidence_generation_id, frame_id),
+f AS (` + strings.Join(fr, "\n  UNION ALL ") + `),
+j AS (
+  SELECT coalesce(f.function, '') AS function, coalesce(f.module, '') AS module, coalesce(f.start_line, 0) AS start_line,
+         coalesce(f.symbolization, 'none') = 'none' AS unsym, m.frame_id, m.self, m.incl
+  FROM m LEFT JOIN f USING (artifact_id, evidence_generation_id, frame_id))
+SELECT function, module, start_line, unsym, min(frame_id), sum(self), sum(incl)
+FROM j GROUP BY function, module, start_line, unsym
+HAVING sum(self) <> 0 OR sum(incl) <> 0
+ORDER BY function, module, start_line, unsym
+LIMIT $2`}, args
+}
+
+// read folds the side's profiles into per-function rows, keyed as Diff
+// keys them.
+func (m *merging) read(ctx context.Context, s *query.Session, st SampleType) error {
+	if len(m.side.Sources) == 0 {
+		return nil
+	}
+	q, args := mergedFrames(m.side.Sources, m.gens, st.Type, maxDiffFrames+1)
+	byKey := map[string]int{}
+	var groups int
+	err := s.R.Scan(ctx, q, args, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var r HotspotRow
+			var start int32
+			if err := rows.Scan(&r.Function, &r.Module, &start, &r.Unsymbolized, &r.FrameID, &r.Self, &r.Inclusive); err != nil {
+				return err
+			}
+			groups++
+			r.StartLine = int(start)
+			if !r.Unsymbolized {
+				m.sym += abs(r.Self)
+			}
+			k := diffKey(r)
+			if i, ok := byKey[k]; ok {
+				// One pprof name in two modules: one node.
+				m.rows[i].Self += r.Self
+				m.rows[i].Inclusive += r.Inclusive
+				continue
+			}
+			byKey[k] = len(m.rows)
+			m.rows = append(m.rows, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if groups > maxDiffFrames {
+		return fault.New(fault.QueryBudgetExceeded, "the merged profiles have more than %d functions with a value; a diff reads them all", maxDiffFrames).
+			Fix("Compare fewer profiles, or the native profiles with go tool pprof -diff_base.")
+	}
+	return nil
 }
 
 // DiffMerged ranks the functions of two sides of published profiles by
@@ -221,10 +297,18 @@ func DiffMerged(ctx context.Context, ws *workspace.Workspace, req MergedDiffRequ
 	st := SampleType{Type: req.SampleType}
 	sides := [2]*merging{}
 	for i, inputs := range [][]string{req.Base, req.Candidate} {
-		m := &merging{side: MergedSide{Inputs: len(inputs), Sources: []Source{}, NoProfile: []string{}, Skipped: []InputProblem{}}, byKey: map[string]int{}}
+		m := &merging{side: MergedSide{Inputs: len(inputs), Sources: []Source{}, NoProfile: []string{}, Skipped: []InputProblem{}}}
 		sides[i] = m
 		for _, in := range inputs {
-			if st, err = m.add(ctx, ws, s, in, st); err != nil {
+			if st, err = m.add(ctx, s, in, st); err != nil {
+				return nil, sideErr(err, []string{"base", "candidate"}[i])
+			}
+		}
+	}
+	compared := len(sides[0].side.Sources) > 0 && len(sides[1].side.Sources) > 0
+	for i, m := range sides {
+		if compared {
+			if err := m.read(ctx, s, st); err != nil {
 				return nil, sideErr(err, []string{"base", "candidate"}[i])
 			}
 		}
@@ -238,9 +322,9 @@ func DiffMerged(ctx context.Context, ws *workspace.Workspace, req MergedDiffRequ
 	base, cand := sides[0], sides[1]
 	res := &MergedDiff{SchemaVersion: 1, Operation: OpDiffMerged, OperationVersion: Version, CorpusCommitID: s.Commit(),
 		Method: MergedDiffMethod, Base: base.side, Candidate: cand.side, Rows: []DiffRow{}}
-	res.Compared = len(base.side.Sources) > 0 && len(cand.side.Sources) > 0
-	res.Limitations = mergedLimitations(base, cand, res.Compared)
-	if !res.Compared {
+	res.Compared = compared
+	res.Limitations = mergedLimitations(base, cand, compared)
+	if !compared {
 		return res, nil
 	}
 	bt := base.side.SampleType.Total
@@ -288,10 +372,11 @@ func mergedLimitations(base, cand *merging, compared bool) []string {
 		}
 		if len(s.m.others) > 0 {
 			lim = append(lim, fmt.Sprintf("%s: %d profiles have other sample types than the first (%s); they are merged under %s",
-				s.name, len(s.m.others), s.m.types[0], side.SampleType.Type))
+				s.name, len(s.m.others), s.m.types, side.SampleType.Type))
 		}
-		for _, l := range s.m.lim {
-			lim = append(lim, s.name+": "+l)
+		if s.m.chosen > 0 {
+			lim = append(lim, fmt.Sprintf("%s: for %d of the %d runs the profile merged was a choice among several, e.g. %s",
+				s.name, s.m.chosen, len(side.Sources), s.m.note))
 		}
 	}
 	if !compared {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -305,6 +307,31 @@ func TestDiffMergedMatchesGoToolPprof(t *testing.T) {
 				rows, _ := allDiff(t, ws, DiffRequest{Base: runs[0], Candidate: runs[1]})
 				if !reflect.DeepEqual(rows, res.Rows) {
 					t.Fatalf("merged rows differ from Diff's")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDiffMergedLarge is a merged diff of n runs a side: each a
+// run of the largest pprof fixture on the base side and of an edited copy
+// on the candidate's (docs/performance.md). Setting up imports 64 runs a
+// side.
+func BenchmarkDiffMergedLarge(b *testing.B) {
+	t := &testing.T{}
+	large := "../profile/testdata/google-pprof__large.cpu.pb.gz"
+	edited := pproftest.Edit(t, large, heapCandidate)
+	files := append(slices.Repeat([]string{large}, MaxMergedInputs), slices.Repeat([]string{edited}, MaxMergedInputs)...)
+	ws, ids := importProfiles(t, files...)
+	if t.Failed() {
+		b.Fatal("import failed")
+	}
+	for _, n := range []int{1, 8, MaxMergedInputs} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			req := MergedDiffRequest{Base: ids[:n], Candidate: ids[MaxMergedInputs : MaxMergedInputs+n], Limit: 10}
+			for b.Loop() {
+				if _, err := DiffMerged(context.Background(), ws, req); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})
