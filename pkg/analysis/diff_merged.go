@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/query"
+	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workspace"
 )
 
@@ -225,6 +227,44 @@ ORDER BY function, module, start_line, unsym
 LIMIT $2`}, args
 }
 
+// qProfiledRuns lists which of a JSON list of run ids have an extracted
+// profile, so that a run set without profiles costs one query, not one
+// lookup a run.
+var qProfiledRuns = catalog.Query{Name: "analysis.profiled_runs", Version: "1", SQL: `
+SELECT DISTINCT run_id FROM measurements
+WHERE scope = 'profile' AND name = 'profile.total'
+  AND run_id IN (SELECT unnest(from_json($1, '["VARCHAR"]')))`}
+
+// runsWithProfiles is the set of the run ids among inputs that have an
+// extracted profile (artifact ids are left to resolve).
+func runsWithProfiles(ctx context.Context, s *query.Session, inputs []string) (map[string]bool, error) {
+	var ids []string
+	for _, in := range inputs {
+		if run.ValidID(in) && !slices.Contains(ids, in) {
+			ids = append(ids, in)
+		}
+	}
+	out := map[string]bool{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	js, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	err = s.R.Scan(ctx, qProfiledRuns, []any{string(js)}, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			out[id] = true
+		}
+		return nil
+	})
+	return out, err
+}
+
 // read folds the side's profiles into per-function rows, keyed as Diff
 // keys them.
 func (m *merging) read(ctx context.Context, s *query.Session, st SampleType) error {
@@ -294,12 +334,20 @@ func DiffMerged(ctx context.Context, ws *workspace.Workspace, req MergedDiffRequ
 		return nil, err
 	}
 	defer s.Close()
+	profiled, err := runsWithProfiles(ctx, s, append(append([]string{}, req.Base...), req.Candidate...))
+	if err != nil {
+		return nil, err
+	}
 	st := SampleType{Type: req.SampleType}
 	sides := [2]*merging{}
 	for i, inputs := range [][]string{req.Base, req.Candidate} {
 		m := &merging{side: MergedSide{Inputs: len(inputs), Sources: []Source{}, NoProfile: []string{}, Skipped: []InputProblem{}}}
 		sides[i] = m
 		for _, in := range inputs {
+			if run.ValidID(in) && !profiled[in] {
+				m.side.NoProfile = append(m.side.NoProfile, in)
+				continue
+			}
 			if st, err = m.add(ctx, s, in, st); err != nil {
 				return nil, sideErr(err, []string{"base", "candidate"}[i])
 			}

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -232,4 +233,38 @@ func repeat(s string, n int) []string {
 		out[i] = s
 	}
 	return out
+}
+
+// BenchmarkProfileChangesWithoutProfiles is the hook's cost on two sides
+// of 64 eligible runs none of which carries a profile (docs/performance.md).
+func BenchmarkProfileChangesWithoutProfiles(b *testing.B) {
+	t := &testing.T{}
+	ws := capturetest.Workspace(t)
+	var files []string
+	for i := range 2 * maxProfileRuns {
+		f := filepath.Join(b.TempDir(), "bench.txt")
+		if err := os.WriteFile(f, []byte(fmt.Sprintf("BenchmarkX 1 %d ns/op\n", 100+i)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	ids := capturetest.Import(t, ws, "benchmark_samples", files...)
+	if t.Failed() {
+		b.Fatal("import failed")
+	}
+	one := 1.0
+	side := func(runs []string) *query.SetEvidence {
+		e := &query.SetEvidence{}
+		for _, r := range runs {
+			e.Members = append(e.Members, query.SetMember{RunID: r, TrialOutcome: inquiry.TrialSucceeded, Median: &one})
+		}
+		return e
+	}
+	base, cand := side(ids[:maxProfileRuns]), side(ids[maxProfileRuns:])
+	for b.Loop() {
+		c := &Comparison{}
+		if err := c.profileChanges(context.Background(), ws, base, cand); err != nil || c.ProfileChanges != nil {
+			b.Fatal(err)
+		}
+	}
 }
