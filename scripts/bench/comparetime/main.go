@@ -45,14 +45,11 @@ func run(wsDir, base, cand, metric string, rounds int, out string) error {
 	if err != nil {
 		return err
 	}
-	eb, err := query.RunSetEvidence(ctx, ws, base, metric, "")
+	sets, err := query.RunSetsEvidence(ctx, ws, metric, "", base, cand)
 	if err != nil {
 		return err
 	}
-	ec, err := query.RunSetEvidence(ctx, ws, cand, metric, "")
-	if err != nil {
-		return err
-	}
+	eb, ec := sets[0], sets[1]
 	xs, ys := paired(eb), paired(ec)
 	var bx, cy []float64
 	for block, x := range xs {
@@ -83,11 +80,8 @@ func run(wsDir, base, cand, metric string, rounds int, out string) error {
 			}
 			return err
 		}},
-		{"query.RunSetEvidence x 2 (the query)", func() error {
-			if _, err := query.RunSetEvidence(ctx, ws, base, metric, ""); err != nil {
-				return err
-			}
-			_, err := query.RunSetEvidence(ctx, ws, cand, metric, "")
+		{"query.RunSetsEvidence, both sets (the query)", func() error {
+			_, err := query.RunSetsEvidence(ctx, ws, metric, "", base, cand)
 			return err
 		}},
 		{"stats.MedianInterval order_statistic", func() error {
