@@ -13,8 +13,11 @@ import (
 // ProfileTop is how many changed functions a comparison shows.
 const ProfileTop = 10
 
-// maxProfileRuns bounds the runs whose profiles a comparison reads a side.
-const maxProfileRuns = analysis.MaxMergedInputs
+// maxProfileRuns bounds the runs whose profiles a comparison reads a
+// side: a comparison is a read that should answer in seconds, and merging
+// many large profiles does not (docs/performance.md, "Profile changes");
+// analysis.DiffMerged itself takes up to analysis.MaxMergedInputs.
+const maxProfileRuns = 16
 
 // ProfileSide counts one side's profiles.
 type ProfileSide struct {

@@ -206,7 +206,7 @@ func TestProfileChangesNeedBothSides(t *testing.T) {
 		{"no common sample type", side(cpu[0]), side(heap...), false, "no profile of one side has a sample type compatible"},
 		{"a run without a profile on one side", side(cpu[0], bench[0]), side(cpu[1]), true, "base: 1 of 2 inputs have no extracted profile"},
 		{"a heap profile among cpu profiles", side(cpu[0]), side(cpu[1], heap[0]), true, "candidate: " + heap[0] + " not merged: the profile has no sample type \"cpu\""},
-		{"the bound", side(append(repeat(cpu[0], maxProfileRuns), cpu[0])...), side(cpu[1]), true, "baseline: the profiles of the first 64 of 65 eligible runs (by block) are merged"},
+		{"the bound", side(append(repeat(cpu[0], maxProfileRuns), cpu[0])...), side(cpu[1]), true, fmt.Sprintf("baseline: the profiles of the first %d of %d eligible runs (by block) are merged", maxProfileRuns, maxProfileRuns+1)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &Comparison{}
@@ -222,7 +222,7 @@ func TestProfileChangesNeedBothSides(t *testing.T) {
 			}
 		})
 	}
-	if _, err := analysis.DiffMerged(ctx, ws, analysis.MergedDiffRequest{Base: repeat(cpu[0], maxProfileRuns+1), Candidate: cpu}); err == nil {
+	if _, err := analysis.DiffMerged(ctx, ws, analysis.MergedDiffRequest{Base: repeat(cpu[0], analysis.MaxMergedInputs+1), Candidate: cpu}); err == nil {
 		t.Fatal("a merged diff over the bound: no error")
 	}
 }
