@@ -46,19 +46,27 @@ SELECT r.corpus_commit_id FROM run_sets r WHERE r.run_set_id = $1 LIMIT 1`}
 	// qSetMembers reads only the set's own trials and measurements: the
 	// windows that keep each trial's latest revision and the median run
 	// over the members, not the corpus.
-	qSetMembers = catalog.Query{Name: "compare.set_members", Version: "2", SQL: `
+	qSetMembers = catalog.Query{Name: "compare.set_members", Version: "3", SQL: `
 WITH m AS (
   SELECT unnest(from_json(r.members_json, '[{"run_id":"VARCHAR","trial_id":"VARCHAR"}]'), recursive := true)
   FROM run_sets r WHERE r.run_set_id = $1
 ), t AS (
   SELECT * FROM trials WHERE trial_id IN (SELECT trial_id FROM m)
   QUALIFY row_number() OVER (PARTITION BY trial_id ORDER BY published_at DESC) = 1
+), x AS (
+  -- measurements_current's rule (the latest generation of each
+  -- measurement id), applied to the members' rows of the metric only.
+  SELECT * FROM measurements
+  WHERE run_id IN (SELECT run_id FROM m) AND name = $2 AND ($3 = '' OR subject = $3)
+  QUALIFY row_number() OVER (PARTITION BY measurement_id ORDER BY published_at DESC, evidence_generation_id DESC) = 1
 ), v AS (
   SELECT x.run_id, count(*) AS n, median(coalesce(x.value_float, x.value_int::DOUBLE)) AS med, any_value(x.unit) AS unit
-  FROM measurements_current x
-  WHERE x.run_id IN (SELECT run_id FROM m) AND x.name = $2 AND ($3 = '' OR x.subject = $3) AND NOT x.is_warmup
-    AND coalesce(x.value_float, x.value_int::DOUBLE) IS NOT NULL
+  FROM x WHERE NOT x.is_warmup AND coalesce(x.value_float, x.value_int::DOUBLE) IS NOT NULL
   GROUP BY x.run_id
+), r AS (
+  -- runs_current's rule, applied to the members only.
+  SELECT * FROM runs WHERE run_id IN (SELECT run_id FROM m)
+  QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY revision DESC, published_at DESC, evidence_generation_id DESC) = 1
 )
 SELECT m.run_id, coalesce(m.trial_id, ''), coalesce(t.block_id, ''), coalesce(t.outcome, ''),
        coalesce(r.execution_status, ''), coalesce(r.validation_status, ''), coalesce(r.source_state_id, ''),
@@ -67,8 +75,8 @@ SELECT m.run_id, coalesce(m.trial_id, ''), coalesce(t.block_id, ''), coalesce(t.
        coalesce(v.n, 0), v.med, coalesce(v.unit, '')
 FROM m
 LEFT JOIN t ON t.trial_id = m.trial_id
-LEFT JOIN runs_current r ON r.run_id = m.run_id
-LEFT JOIN source_states s ON s.source_state_id = r.source_state_id
+LEFT JOIN r ON r.run_id = m.run_id
+LEFT JOIN source_states_current s ON s.source_state_id = r.source_state_id
 LEFT JOIN v ON v.run_id = m.run_id
 ORDER BY coalesce(t.block_id, ''), m.run_id`}
 )
