@@ -39,6 +39,16 @@ var recipes = map[string]recipe{
 		}
 		return analysis.Hotspots(ctx, ws, req)
 	}},
+	"scaling": {tool: "analyze_scaling", run: func(ctx context.Context, ws *workspace.Workspace, args json.RawMessage) (analysis.Recordable, error) {
+		var req analysis.ScalingRequest
+		if err := json.Unmarshal(args, &req); err != nil {
+			return nil, fault.Wrap(fault.InvalidArguments, err, "scaling arguments")
+		}
+		if req.Limit == 0 {
+			req.Limit = scalingLimit
+		}
+		return analysis.Scaling(ctx, ws, req)
+	}},
 }
 
 func recipeNames() []string {
@@ -52,8 +62,8 @@ func recipeNames() []string {
 
 // recordInput is record_analysis's request.
 type recordInput struct {
-	Recipe    string         `json:"recipe" jsonschema:"the analysis to record: hotspots (analyze_hotspots)"`
-	Arguments map[string]any `json:"arguments" jsonschema:"the recipe's analysis tool arguments, e.g. {\"input\": RUN_ID} for hotspots"`
+	Recipe    string         `json:"recipe" jsonschema:"the analysis to record: hotspots (analyze_hotspots) or scaling (analyze_scaling)"`
+	Arguments map[string]any `json:"arguments" jsonschema:"the recipe's analysis tool arguments, e.g. {\"input\": RUN_ID} for hotspots, {\"experiment_id\": ID} for scaling"`
 }
 
 // RecordResult is record_analysis's result: where the analysis was
@@ -71,7 +81,7 @@ type RecordResult struct {
 
 func (s *server) addRecordTools() {
 	addTool(s, &mcp.Tool{Name: "record_analysis",
-		Description: "Persist an analysis (recipe hotspots: analyze_hotspots's arguments) with its commit and inputs as analysis evidence; analyses themselves never write.",
+		Description: "Persist an analysis (recipe hotspots: analyze_hotspots's arguments; scaling: analyze_scaling's) with its commit and inputs as analysis evidence; analyses themselves never write.",
 		Annotations: &mcp.ToolAnnotations{Title: "Record analysis", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, s.recordAnalysis, enum("recipe", recipeNames()...), func(sch *jsonschema.Schema) {
 		if p := sch.Properties["arguments"]; p != nil {
@@ -109,8 +119,11 @@ func (s *server) recordAnalysis(ctx context.Context, _ *mcp.CallToolRequest, in 
 		return nil, "", err
 	}
 	out := &RecordResult{SchemaVersion: 1, Recipe: in.Recipe, Recorded: *rec, Next: fault.Next{NextSteps: []string{}}}
-	if h, ok := res.(*analysis.HotspotsResult); ok {
-		out.Operation, out.AnalyzedCommitID = h.Operation, h.CorpusCommitID
+	switch r := res.(type) {
+	case *analysis.HotspotsResult:
+		out.Operation, out.AnalyzedCommitID = r.Operation, r.CorpusCommitID
+	case *analysis.ScalingResult:
+		out.Operation, out.AnalyzedCommitID = r.Operation, r.CorpusCommitID
 	}
 	out.Then(fault.Step{Command: "flameox evidence get analysis " + rec.AnalysisID, Tool: "get_evidence",
 		Arguments: map[string]any{"type": "analysis", "id": rec.AnalysisID}})
