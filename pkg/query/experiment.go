@@ -139,61 +139,14 @@ func GetExperiment(ctx context.Context, ws *workspace.Workspace, req GetExperime
 		if !found {
 			return nil, notFoundInquiry("experiment", req.ExperimentID, "investigations list", "list_investigations")
 		}
-		err = s.R.Scan(ctx, qExperimentVariants, []any{req.ExperimentID}, func(rows *sql.Rows) error {
-			for rows.Next() {
-				var id, name, params, outcome string
-				var n int
-				if err := rows.Scan(&id, &name, &params, &outcome, &n); err != nil {
-					return err
-				}
-				if len(res.Variants) == 0 || res.Variants[len(res.Variants)-1].VariantID != id {
-					res.Variants = append(res.Variants, ExperimentVariant{VariantID: id, Name: name, Parameters: params, Outcomes: map[string]int{}})
-				}
-				if outcome != "" {
-					res.Variants[len(res.Variants)-1].Outcomes[outcome] = n
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if res.Variants, err = s.experimentVariants(ctx, req.ExperimentID); err != nil {
 			return nil, err
 		}
-		err = s.R.Scan(ctx, qExperimentRunSets, []any{req.ExperimentID}, func(rows *sql.Rows) error {
-			for rows.Next() {
-				var r RunSetSummary
-				var sel string
-				if err := rows.Scan(&r.RunSetID, &r.CorpusCommitID, &r.CreatedAt, &sel, &r.MemberCount, &r.MembershipDigest); err != nil {
-					return err
-				}
-				r.CreatedAt, r.Selection = r.CreatedAt.UTC(), rawJSON(sel)
-				res.RunSets = append(res.RunSets, r)
-			}
-			return nil
-		})
-		if err != nil {
+		if res.RunSets, err = s.experimentRunSets(ctx, req.ExperimentID); err != nil {
 			return nil, err
 		}
 		fargs := []any{req.ExperimentID, req.Outcome}
-		err = s.R.Scan(ctx, qExperimentTrials, append(fargs, limit+1, offset), func(rows *sql.Rows) error {
-			for rows.Next() {
-				var t ExperimentTrial
-				var order sql.NullInt32
-				if err := rows.Scan(&t.TrialID, &t.BlockID, &order, &t.Variant, &t.VariantID, &t.Factors, &t.RunID, &t.Outcome,
-					&t.ExclusionReason, &t.ValidationStatus, &t.FailureClass); err != nil {
-					return err
-				}
-				if len(res.Trials) == limit {
-					res.Truncated = true
-					break
-				}
-				if order.Valid {
-					t.OrderInBlock = &order.Int32
-				}
-				res.Trials = append(res.Trials, t)
-			}
-			return nil
-		})
-		if err != nil {
+		if res.Trials, res.Truncated, err = s.experimentTrials(ctx, req.ExperimentID, req.Outcome, limit, offset); err != nil {
 			return nil, err
 		}
 		res.Returned = len(res.Trials)
@@ -204,4 +157,71 @@ func GetExperiment(ctx context.Context, ws *workspace.Workspace, req GetExperime
 		res.Total, err = count(ctx, s, qExperimentTrialsCount, fargs)
 		return res, err
 	})
+}
+
+// experimentVariants reads an experiment's variants with their trials'
+// outcome counts.
+func (s *Session) experimentVariants(ctx context.Context, id string) ([]ExperimentVariant, error) {
+	out := []ExperimentVariant{}
+	err := s.R.Scan(ctx, qExperimentVariants, []any{id}, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var vid, name, params, outcome string
+			var n int
+			if err := rows.Scan(&vid, &name, &params, &outcome, &n); err != nil {
+				return err
+			}
+			if len(out) == 0 || out[len(out)-1].VariantID != vid {
+				out = append(out, ExperimentVariant{VariantID: vid, Name: name, Parameters: params, Outcomes: map[string]int{}})
+			}
+			if outcome != "" {
+				out[len(out)-1].Outcomes[outcome] = n
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// experimentRunSets reads the run sets frozen for an experiment.
+func (s *Session) experimentRunSets(ctx context.Context, id string) ([]RunSetSummary, error) {
+	out := []RunSetSummary{}
+	err := s.R.Scan(ctx, qExperimentRunSets, []any{id}, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var r RunSetSummary
+			var sel string
+			if err := rows.Scan(&r.RunSetID, &r.CorpusCommitID, &r.CreatedAt, &sel, &r.MemberCount, &r.MembershipDigest); err != nil {
+				return err
+			}
+			r.CreatedAt, r.Selection = r.CreatedAt.UTC(), rawJSON(sel)
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// experimentTrials reads a page of an experiment's trials (those with
+// outcome, when it is not empty) in block order; truncated says more follow.
+func (s *Session) experimentTrials(ctx context.Context, id, outcome string, limit int, offset int64) ([]ExperimentTrial, bool, error) {
+	out, truncated := []ExperimentTrial{}, false
+	err := s.R.Scan(ctx, qExperimentTrials, []any{id, outcome, limit + 1, offset}, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var t ExperimentTrial
+			var order sql.NullInt32
+			if err := rows.Scan(&t.TrialID, &t.BlockID, &order, &t.Variant, &t.VariantID, &t.Factors, &t.RunID, &t.Outcome,
+				&t.ExclusionReason, &t.ValidationStatus, &t.FailureClass); err != nil {
+				return err
+			}
+			if len(out) == limit {
+				truncated = true
+				break
+			}
+			if order.Valid {
+				t.OrderInBlock = &order.Int32
+			}
+			out = append(out, t)
+		}
+		return nil
+	})
+	return out, truncated, err
 }

@@ -236,42 +236,57 @@ func ListInvestigations(ctx context.Context, ws *workspace.Workspace, req ListIn
 // GetInvestigation returns one investigation with its hypotheses.
 func GetInvestigation(ctx context.Context, ws *workspace.Workspace, id string) (*InvestigationDetail, error) {
 	return with(ctx, ws, func(s *Session) (*InvestigationDetail, error) {
-		res := &InvestigationDetail{SchemaVersion: 1, Query: qInvestigationGet.ID(), CorpusCommitID: s.Commit(), Hypotheses: []HypothesisSummary{}}
-		found := false
-		err := s.R.Scan(ctx, qInvestigationGet, []any{id}, func(rows *sql.Rows) error {
-			for rows.Next() {
-				i, err := scanInvestigation(rows)
-				if err != nil {
-					return err
-				}
-				res.InvestigationSummary, found = i, true
-			}
-			return nil
-		})
-		if err != nil {
+		res := &InvestigationDetail{SchemaVersion: 1, Query: qInvestigationGet.ID(), CorpusCommitID: s.Commit()}
+		var err error
+		if res.InvestigationSummary, err = s.investigation(ctx, id); err != nil {
 			return nil, err
 		}
-		if !found {
-			return nil, notFoundInquiry("investigation", id, "investigations list", "list_investigations")
-		}
-		err = s.R.Scan(ctx, qInvestigationHypotheses, []any{id, MaxLimit + 1}, func(rows *sql.Rows) error {
-			for rows.Next() {
-				var h HypothesisSummary
-				if err := rows.Scan(&h.HypothesisID, &h.InvestigationID, &h.Revisions, &h.Revision, &h.Claim, &h.Prediction,
-					&h.DiscriminatingCondition, &h.Assessment, &h.Lifecycle, &h.CreatedAt); err != nil {
-					return err
-				}
-				if len(res.Hypotheses) == MaxLimit {
-					res.HypothesesTruncated = true
-					break
-				}
-				h.CreatedAt = h.CreatedAt.UTC()
-				res.Hypotheses = append(res.Hypotheses, h)
-			}
-			return nil
-		})
+		res.Hypotheses, res.HypothesesTruncated, err = s.hypotheses(ctx, id)
 		return res, err
 	})
+}
+
+// investigation reads one investigation; NOT_FOUND when there is none.
+func (s *Session) investigation(ctx context.Context, id string) (InvestigationSummary, error) {
+	var inv InvestigationSummary
+	found := false
+	err := s.R.Scan(ctx, qInvestigationGet, []any{id}, func(rows *sql.Rows) error {
+		for rows.Next() {
+			i, err := scanInvestigation(rows)
+			if err != nil {
+				return err
+			}
+			inv, found = i, true
+		}
+		return nil
+	})
+	if err == nil && !found {
+		err = notFoundInquiry("investigation", id, "investigations list", "list_investigations")
+	}
+	return inv, err
+}
+
+// hypotheses reads the latest revision of an investigation's hypotheses
+// (at most MaxLimit; truncated says more exist).
+func (s *Session) hypotheses(ctx context.Context, id string) ([]HypothesisSummary, bool, error) {
+	out, truncated := []HypothesisSummary{}, false
+	err := s.R.Scan(ctx, qInvestigationHypotheses, []any{id, MaxLimit + 1}, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var h HypothesisSummary
+			if err := rows.Scan(&h.HypothesisID, &h.InvestigationID, &h.Revisions, &h.Revision, &h.Claim, &h.Prediction,
+				&h.DiscriminatingCondition, &h.Assessment, &h.Lifecycle, &h.CreatedAt); err != nil {
+				return err
+			}
+			if len(out) == MaxLimit {
+				truncated = true
+				break
+			}
+			h.CreatedAt = h.CreatedAt.UTC()
+			out = append(out, h)
+		}
+		return nil
+	})
+	return out, truncated, err
 }
 
 // GetHypothesisRequest names a hypothesis and bounds its revisions.

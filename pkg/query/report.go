@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/flameox/flameox/pkg/catalog"
@@ -179,36 +180,16 @@ func SummarizeInvestigation(ctx context.Context, ws *workspace.Workspace, id str
 		res := &InvestigationReport{SchemaVersion: 1, Query: qReportExperiments.ID(), CorpusCommitID: s.Commit(),
 			Hypotheses: []HypothesisSummary{}, Experiments: []ExperimentReport{}, Comparisons: []RecordedComparison{},
 			Analyses: []RecordedAnalysis{}, Findings: []ReportFinding{}, Limitations: []string{}}
-		found := false
-		err := s.R.Scan(ctx, qInvestigationGet, []any{id}, func(rows *sql.Rows) error {
-			for rows.Next() {
-				i, err := scanInvestigation(rows)
-				if err != nil {
-					return err
-				}
-				res.Investigation, found = i, true
-			}
-			return nil
-		})
-		if err != nil {
+		var err error
+		if res.Investigation, err = s.investigation(ctx, id); err != nil {
 			return nil, err
 		}
-		if !found {
-			return nil, notFoundInquiry("investigation", id, "investigations list", "list_investigations")
-		}
-		if err := s.R.Scan(ctx, qInvestigationHypotheses, []any{id, MaxLimit + 1}, func(rows *sql.Rows) error {
-			for rows.Next() {
-				var h HypothesisSummary
-				if err := rows.Scan(&h.HypothesisID, &h.InvestigationID, &h.Revisions, &h.Revision, &h.Claim, &h.Prediction,
-					&h.DiscriminatingCondition, &h.Assessment, &h.Lifecycle, &h.CreatedAt); err != nil {
-					return err
-				}
-				h.CreatedAt = h.CreatedAt.UTC()
-				res.Hypotheses = append(res.Hypotheses, h)
-			}
-			return nil
-		}); err != nil {
+		var truncated bool
+		if res.Hypotheses, truncated, err = s.hypotheses(ctx, id); err != nil {
 			return nil, err
+		}
+		if truncated {
+			res.Limitations = append(res.Limitations, fmt.Sprintf("only the first %d hypotheses are listed", MaxLimit))
 		}
 		if err := s.R.Scan(ctx, qReportExperiments, []any{id}, func(rows *sql.Rows) error {
 			for rows.Next() {
@@ -303,58 +284,14 @@ func SummarizeInvestigation(ctx context.Context, ws *workspace.Workspace, id str
 
 // experimentReport fills one experiment's variants, run sets and trials.
 func (s *Session) experimentReport(ctx context.Context, e *ExperimentReport) error {
-	e.Variants, e.RunSets, e.Trials = []ExperimentVariant{}, []RunSetSummary{}, []ExperimentTrial{}
-	if err := s.R.Scan(ctx, qExperimentVariants, []any{e.ExperimentID}, func(rows *sql.Rows) error {
-		for rows.Next() {
-			var id, name, params, outcome string
-			var n int
-			if err := rows.Scan(&id, &name, &params, &outcome, &n); err != nil {
-				return err
-			}
-			if len(e.Variants) == 0 || e.Variants[len(e.Variants)-1].VariantID != id {
-				e.Variants = append(e.Variants, ExperimentVariant{VariantID: id, Name: name, Parameters: params, Outcomes: map[string]int{}})
-			}
-			if outcome != "" {
-				e.Variants[len(e.Variants)-1].Outcomes[outcome] = n
-			}
-		}
-		return nil
-	}); err != nil {
+	var err error
+	if e.Variants, err = s.experimentVariants(ctx, e.ExperimentID); err != nil {
 		return err
 	}
-	if err := s.R.Scan(ctx, qExperimentRunSets, []any{e.ExperimentID}, func(rows *sql.Rows) error {
-		for rows.Next() {
-			var r RunSetSummary
-			var sel string
-			if err := rows.Scan(&r.RunSetID, &r.CorpusCommitID, &r.CreatedAt, &sel, &r.MemberCount, &r.MembershipDigest); err != nil {
-				return err
-			}
-			r.CreatedAt, r.Selection = r.CreatedAt.UTC(), rawJSON(sel)
-			e.RunSets = append(e.RunSets, r)
-		}
-		return nil
-	}); err != nil {
+	if e.RunSets, err = s.experimentRunSets(ctx, e.ExperimentID); err != nil {
 		return err
 	}
-	if err := s.R.Scan(ctx, qExperimentTrials, []any{e.ExperimentID, "", maxReportTrials + 1, 0}, func(rows *sql.Rows) error {
-		for rows.Next() {
-			var t ExperimentTrial
-			var order sql.NullInt32
-			if err := rows.Scan(&t.TrialID, &t.BlockID, &order, &t.Variant, &t.VariantID, &t.Factors, &t.RunID, &t.Outcome,
-				&t.ExclusionReason, &t.ValidationStatus, &t.FailureClass); err != nil {
-				return err
-			}
-			if len(e.Trials) == maxReportTrials {
-				e.TrialsTruncated = true
-				break
-			}
-			if order.Valid {
-				t.OrderInBlock = &order.Int32
-			}
-			e.Trials = append(e.Trials, t)
-		}
-		return nil
-	}); err != nil {
+	if e.Trials, e.TrialsTruncated, err = s.experimentTrials(ctx, e.ExperimentID, "", maxReportTrials, 0); err != nil {
 		return err
 	}
 	n, err := count(ctx, s, qExperimentTrialsCount, []any{e.ExperimentID, ""})
