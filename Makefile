@@ -9,7 +9,7 @@ NOCGO_CMDS := ./cmd/fox-capture ./cmd/fox-publish
 CGO_CMDS   := $(filter-out $(NOCGO_CMDS),$(addprefix ./,$(CMDS)))
 FUZZTIME ?= 10s
 
-.PHONY: all build test test-short lint staticcheck nocgo demo fuzz-smoke bench clean
+.PHONY: all build test test-short lint staticcheck nocgo demo golden fuzz-smoke bench clean
 
 all: build
 
@@ -66,6 +66,13 @@ nocgo:
 
 demo: build
 	scripts/demo.sh $(BIN)
+
+# The golden investigations of SPEC §9, (a) pyperf and (d) go test, on the
+# CLI (testscript) and over MCP (the TypeScript SDK): docs/goldens.md.
+# They are part of make test too (skipped under -short).
+golden:
+	$(GO) test -count=1 -run 'TestScripts/golden_' ./pkg/tool/flameox
+	$(GO) test -count=1 -run 'TestGoldenTypeScript' ./pkg/mcpserver
 
 # Run every fuzz target for a bounded time (CI calls this with a budget).
 fuzz-smoke:
