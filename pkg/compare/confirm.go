@@ -2,6 +2,7 @@ package compare
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -191,9 +192,11 @@ func confirmEvidence(req ConfirmRequest, base, cand *query.SetEvidence) (*Compar
 		}
 	}
 	c.judge(base, cand)
-	xs, ys := c.pairs(base, cand)
-	c.Pairs = len(xs)
-	c.Baseline.Paired, c.Candidate.Paired = len(xs), len(ys)
+	ratios, err := c.pairs(base, cand)
+	if err != nil {
+		return nil, err
+	}
+	c.Pairs = len(ratios)
 	if c.Pairs < 2 {
 		c.Decision = string(stats.Inconclusive)
 		c.Limitations = append(c.Limitations, fmt.Sprintf("%d complete block(s): too few to estimate an interval", c.Pairs))
@@ -201,10 +204,6 @@ func confirmEvidence(req ConfirmRequest, base, cand *query.SetEvidence) (*Compar
 			c.Validity = Exploratory
 		}
 	} else {
-		ratios, err := stats.PairedLogRatios(xs, ys)
-		if err != nil {
-			return nil, err
-		}
 		if err := c.estimate(ratios); err != nil {
 			return nil, err
 		}
@@ -310,47 +309,133 @@ func (c *Comparison) judge(base, cand *query.SetEvidence) {
 	}
 }
 
-// pairs returns, for every block both sides completed, the baseline's and
-// the candidate's run median, in block order; the blocks one side lacks
-// are named as a mismatch.
-func (c *Comparison) pairs(base, cand *query.SetEvidence) (xs, ys []float64) {
-	at := func(e *query.SetEvidence) map[string]query.SetMember {
-		out := map[string]query.SetMember{}
+// pairs returns one log ratio (candidate over baseline) per block both
+// sides completed, in block order; the blocks one side lacks are named as
+// a mismatch. A block holds one trial of each combination of the
+// experiment's other factors (the sizes of a scaling experiment, say):
+// trials are paired within a block on those factors, never across them,
+// and a block of several cells counts once, with the median of its cells'
+// log ratios, so that blocks stay the independent unit.
+func (c *Comparison) pairs(base, cand *query.SetEvidence) ([]float64, error) {
+	varying := varyingFactors(base, cand)
+	type cell struct{ block, key string }
+	at := func(e *query.SetEvidence) map[cell]query.SetMember {
+		out := map[cell]query.SetMember{}
 		for _, m := range e.Members {
 			if m.BlockID != "" && eligible(m) {
-				out[m.BlockID] = m
+				out[cell{m.BlockID, factorCell(m.Factors, varying)}] = m
 				c.Unit = m.Unit
 			}
 		}
 		return out
 	}
 	b, k := at(base), at(cand)
-	var blocks, incomplete []string
+	cells := map[string][]cell{}
+	var incomplete []string
 	for id := range b {
 		if _, ok := k[id]; ok {
-			blocks = append(blocks, id)
+			cells[id.block] = append(cells[id.block], id)
 		} else {
-			incomplete = append(incomplete, id)
+			incomplete = append(incomplete, id.block+cellLabel(id.key))
 		}
 	}
 	for id := range k {
 		if _, ok := b[id]; !ok {
-			incomplete = append(incomplete, id)
+			incomplete = append(incomplete, id.block+cellLabel(id.key))
 		}
 	}
-	sort.Strings(blocks)
 	sort.Strings(incomplete)
 	if len(incomplete) > 0 {
 		c.Mismatches = append(c.Mismatches, Mismatch{What: "blocks", Critical: false,
-			Detail: fmt.Sprintf("%d block(s) lack an eligible trial on one side and are not paired: %v", len(incomplete), incomplete)})
+			Detail: fmt.Sprintf("%d trial(s) lack an eligible counterpart in their block on the other side and are not paired: %v", len(incomplete), incomplete)})
 		if c.Validity == Valid {
 			c.Validity = Exploratory
 		}
 	}
-	for _, id := range blocks {
-		xs, ys = append(xs, *b[id].Median), append(ys, *k[id].Median)
+	blocks := make([]string, 0, len(cells))
+	for id := range cells {
+		blocks = append(blocks, id)
 	}
-	return xs, ys
+	sort.Strings(blocks)
+	out := make([]float64, 0, len(blocks))
+	most := 0
+	for _, id := range blocks {
+		cs := cells[id]
+		sort.Slice(cs, func(i, j int) bool { return cs[i].key < cs[j].key })
+		xs, ys := make([]float64, len(cs)), make([]float64, len(cs))
+		for i, x := range cs {
+			xs[i], ys[i] = *b[x].Median, *k[x].Median
+		}
+		lr, err := stats.PairedLogRatios(xs, ys)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, stats.Median(lr))
+		most = max(most, len(cs))
+		c.Baseline.Paired += len(cs)
+		c.Candidate.Paired += len(cs)
+	}
+	if most > 1 {
+		c.Limitations = append(c.Limitations, fmt.Sprintf("blocks hold up to %d cells (factors %v): trials are paired within a block on them, and a block's log ratio is the median of its cells'",
+			most, varying))
+	}
+	return out, nil
+}
+
+// varyingFactors names the factors whose value varies among either set's
+// members: the cells of a block. A factor constant in each set is the
+// treatment (it differs between the sets) or a constant, and pairs ignore
+// it.
+func varyingFactors(sets ...*query.SetEvidence) []string {
+	var out []string
+	for _, e := range sets {
+		seen := map[string]string{}
+		for _, m := range e.Members {
+			for name, v := range factorsOf(m.Factors) {
+				if prev, ok := seen[name]; !ok {
+					seen[name] = v
+				} else if prev != v && !slices.Contains(out, name) {
+					out = append(out, name)
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// factorsOf reads a trial's factors as canonical text per name; anything
+// unreadable reads as none.
+func factorsOf(js string) map[string]string {
+	var raw map[string]json.RawMessage
+	if js == "" || json.Unmarshal([]byte(js), &raw) != nil {
+		return nil
+	}
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		out[k] = string(v)
+	}
+	return out
+}
+
+// factorCell is the values of the varying factors, in name order.
+func factorCell(js string, varying []string) string {
+	if len(varying) == 0 {
+		return ""
+	}
+	f := factorsOf(js)
+	parts := make([]string, len(varying))
+	for i, name := range varying {
+		parts[i] = name + "=" + f[name]
+	}
+	return strings.Join(parts, ",")
+}
+
+func cellLabel(key string) string {
+	if key == "" {
+		return ""
+	}
+	return " (" + key + ")"
 }
 
 // Flags binds the decision rule's flags, shared by fox-compare compare and

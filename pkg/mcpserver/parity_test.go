@@ -159,7 +159,7 @@ func checkAnnotations(t *testing.T, tool *mcp.Tool) {
 		want = hints{idem: true}
 	case "record_comparison": // the same comparison again is reported, not published twice
 		want = hints{idem: true}
-	case "import_artifact", "record_analysis", "create_investigation", "record_hypothesis": // additive
+	case "import_artifact", "record_analysis", "create_investigation", "record_hypothesis", "record_finding": // additive
 		want = hints{}
 	case "execute_capture_plan", "start_capture", "start_experiment":
 		want = hints{destr: true, open: true}

@@ -14,10 +14,13 @@ import (
 // to judge it: its trial (block, outcome), the identities that must match
 // across the comparison, and the median of its values of one metric.
 type SetMember struct {
-	RunID            string   `json:"run_id"`
-	TrialID          string   `json:"trial_id,omitempty"`
-	BlockID          string   `json:"block_id,omitempty"`
-	TrialOutcome     string   `json:"trial_outcome,omitempty"`
+	RunID        string `json:"run_id"`
+	TrialID      string `json:"trial_id,omitempty"`
+	BlockID      string `json:"block_id,omitempty"`
+	TrialOutcome string `json:"trial_outcome,omitempty"`
+	// Factors are the trial's factor values (canonical JSON): a block
+	// holds one trial of each combination, so pairs are matched on them.
+	Factors          string   `json:"factors_json,omitempty"`
 	ExecutionStatus  string   `json:"execution_status"`
 	ValidationStatus string   `json:"validation_status"`
 	SourceStateID    string   `json:"source_state_id,omitempty"`
@@ -43,13 +46,14 @@ type SetEvidence struct {
 var (
 	qSetFrozen = catalog.Query{Name: "compare.set", Version: "1", SQL: `
 SELECT r.corpus_commit_id FROM run_sets r WHERE r.run_set_id = $1 LIMIT 1`}
-	// qSetMembers reads only the set's own trials and measurements: the
-	// windows that keep each trial's latest revision and the median run
-	// over the members, not the corpus.
-	qSetMembers = catalog.Query{Name: "compare.set_members", Version: "3", SQL: `
+	// qSetMembers reads the members of one or two sets ($1, $4) with only
+	// their own trials and measurements: the windows that keep each
+	// trial's latest revision and the median run over the members, not
+	// the corpus, and once for both sides of a comparison.
+	qSetMembers = catalog.Query{Name: "compare.set_members", Version: "5", SQL: `
 WITH m AS (
-  SELECT unnest(from_json(r.members_json, '[{"run_id":"VARCHAR","trial_id":"VARCHAR"}]'), recursive := true)
-  FROM run_sets r WHERE r.run_set_id = $1
+  SELECT r.run_set_id AS set_id, unnest(from_json(r.members_json, '[{"run_id":"VARCHAR","trial_id":"VARCHAR"}]'), recursive := true)
+  FROM run_sets r WHERE r.run_set_id = $1 OR r.run_set_id = $4
 ), t AS (
   SELECT * FROM trials WHERE trial_id IN (SELECT trial_id FROM m)
   QUALIFY row_number() OVER (PARTITION BY trial_id ORDER BY published_at DESC) = 1
@@ -68,7 +72,7 @@ WITH m AS (
   SELECT * FROM runs WHERE run_id IN (SELECT run_id FROM m)
   QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY revision DESC, published_at DESC, evidence_generation_id DESC) = 1
 )
-SELECT m.run_id, coalesce(m.trial_id, ''), coalesce(t.block_id, ''), coalesce(t.outcome, ''),
+SELECT m.set_id, m.run_id, coalesce(m.trial_id, ''), coalesce(t.block_id, ''), coalesce(t.outcome, ''), coalesce(t.factors_json, ''),
        coalesce(r.execution_status, ''), coalesce(r.validation_status, ''), coalesce(r.source_state_id, ''),
        coalesce(s.identity_quality, ''), coalesce(r.environment_id, ''), coalesce(r.workload_definition_id, ''),
        coalesce(r.adapter, ''), coalesce(r.collector_version, ''), coalesce(r.measurement_protocol_id, ''),
@@ -78,7 +82,7 @@ LEFT JOIN t ON t.trial_id = m.trial_id
 LEFT JOIN r ON r.run_id = m.run_id
 LEFT JOIN source_states_current s ON s.source_state_id = r.source_state_id
 LEFT JOIN v ON v.run_id = m.run_id
-ORDER BY coalesce(t.block_id, ''), m.run_id`}
+ORDER BY m.set_id, coalesce(t.block_id, ''), m.run_id`}
 )
 
 // RunSetEvidence reads the members of a frozen run set with their trials,
@@ -100,6 +104,7 @@ func RunSetsEvidence(ctx context.Context, ws *workspace.Workspace, metric, subje
 	}
 	return with(ctx, ws, func(s *Session) ([]*SetEvidence, error) {
 		out := make([]*SetEvidence, 0, len(runSetIDs))
+		byID := map[string]*SetEvidence{}
 		for _, id := range runSetIDs {
 			res := &SetEvidence{RunSetID: id, CorpusCommitID: s.Commit(), Members: []SetMember{}}
 			found := false
@@ -117,11 +122,20 @@ func RunSetsEvidence(ctx context.Context, ws *workspace.Workspace, metric, subje
 			if !found {
 				return nil, notFoundInquiry("run set", id, "run-sets list", "list_run_sets")
 			}
-			err := s.R.Scan(ctx, qSetMembers, []any{id, metric, subject}, func(rows *sql.Rows) error {
+			out = append(out, res)
+			byID[id] = res
+		}
+		for i := 0; i < len(runSetIDs); i += 2 {
+			a, b := runSetIDs[i], runSetIDs[i]
+			if i+1 < len(runSetIDs) {
+				b = runSetIDs[i+1]
+			}
+			err := s.R.Scan(ctx, qSetMembers, []any{a, metric, subject, b}, func(rows *sql.Rows) error {
 				for rows.Next() {
+					var set string
 					var m SetMember
 					var med sql.NullFloat64
-					if err := rows.Scan(&m.RunID, &m.TrialID, &m.BlockID, &m.TrialOutcome, &m.ExecutionStatus, &m.ValidationStatus,
+					if err := rows.Scan(&set, &m.RunID, &m.TrialID, &m.BlockID, &m.TrialOutcome, &m.Factors, &m.ExecutionStatus, &m.ValidationStatus,
 						&m.SourceStateID, &m.IdentityQuality, &m.EnvironmentID, &m.DefinitionID, &m.Adapter, &m.CollectorVersion,
 						&m.ProtocolID, &m.Values, &med, &m.Unit); err != nil {
 						return err
@@ -129,17 +143,15 @@ func RunSetsEvidence(ctx context.Context, ws *workspace.Workspace, metric, subje
 					if med.Valid {
 						m.Median = &med.Float64
 					}
-					if len(res.Members) == inquiryMaxMembers {
-						break
+					if res := byID[set]; res != nil && len(res.Members) < inquiryMaxMembers {
+						res.Members = append(res.Members, m)
 					}
-					res.Members = append(res.Members, m)
 				}
 				return nil
 			})
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, res)
 		}
 		return out, nil
 	})
