@@ -240,7 +240,7 @@ func (r *reading) failure(in adapter.FailureInput, bench bool) *adapter.Failure 
 	case in.Validation != "" && bench && r.results == 0:
 		f.Class, f.Summary = adapter.FailureNoBenchmarks, in.Validation
 		f.Remediation = append(f.Remediation, "Check the workload's -bench pattern against the benchmark names (go test -list . in the package).")
-	case in.Validation != "" && r.tests == 0:
+	case in.Validation != "" && !bench && r.tests == 0: // a benchmark run needs no tests; its failed check is another (an oracle)
 		f.Class, f.Summary = adapter.FailureNoTests, in.Validation
 		f.Remediation = append(f.Remediation, "Check the workload's -run pattern and package (go test -list . in the package).")
 	default:

@@ -72,6 +72,11 @@ func TestReadFailure(t *testing.T) {
 			in:     adapter.FailureInput{Plan: &adapter.Plan{Argv: []string{"go", "test", "-bench", "Nope", "."}}, Validation: "the -bench pattern \"Nope\" matched none"},
 			stdout: `{"Action":"pass","Package":"example.com/x","Test":"TestA"}` + "\n" + `{"Action":"pass","Package":"example.com/x"}` + "\n",
 			class:  adapter.FailureNoBenchmarks, summary: "matched none"},
+		// Benchmarks ran (no tests, as -run ^$ asks) and another check, an
+		// oracle, failed: not go test's failure to classify.
+		{name: "benchmarks ran, oracle failed",
+			in:     adapter.FailureInput{Plan: &adapter.Plan{Argv: []string{"go", "test", "-run", "^$", "-bench", ".", "."}}, Validation: "oracle: the output differs"},
+			stdout: `{"Action":"output","Package":"example.com/x","Output":"BenchmarkSum-2   \t 100\t 1000 ns/op\n"}` + "\n" + `{"Action":"pass","Package":"example.com/x"}` + "\n"},
 		{name: "nothing known", stdout: "not json\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
