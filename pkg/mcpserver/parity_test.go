@@ -23,7 +23,6 @@ import (
 // mcpOnly are tools no porcelain command names, with the reason.
 var mcpOnly = map[string]string{
 	"start_capture": jobsReason, "get_job": jobsReason, "cancel_job": jobsReason, "propose_workload": proposeReason,
-	"record_analysis": "the CLI records with `flameox analyze hotspots --record`; over MCP reading and recording are separate tools, so that reading never needs approval",
 }
 
 // jobsReason: `flameox capture run` waits in the foreground as long as it
