@@ -9,6 +9,7 @@ apt_packages=(
   linux-perf            # perf record / perf script (CPU adapter)
   bubblewrap            # containment (bwrap): MCP captures refuse without it by default
   valgrind              # massif, callgrind
+  heaptrack             # heaptrack and heaptrack_print (memory adapter)
   hyperfine             # benchmark peer for whole-command timings
 )
 pip_packages=(
@@ -57,7 +58,7 @@ else
 fi
 
 echo "install-collectors: done" >&2
-for t in git openssl perf bwrap valgrind hyperfine py-spy node npm; do
+for t in git openssl perf bwrap valgrind ms_print heaptrack heaptrack_print memray hyperfine py-spy node npm; do
   printf '  %-10s %s\n' "$t" "$(command -v "$t" || echo MISSING)" >&2
 done
 for t in staticcheck benchstat; do

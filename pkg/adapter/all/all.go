@@ -1,5 +1,3 @@
-// Package all builds the registry of every built-in adapter with plain
-// function calls (no init() registration), in a fixed order.
 package all
 
 import (
@@ -15,12 +13,11 @@ import (
 
 // Registry returns the built-in adapters and extractors.
 func Registry() *adapter.Registry {
-	return adapter.NewRegistry(
-		process.New(),
-		gotest.New(),
-		perf.New(),
-		pyspy.New(),
-		pyperf.New(),
-		stacks.New(),
-	).WithExtractors(stacks.NewExtractor(), hyperfine.NewExtractor())
+	adapters := []adapter.Adapter{process.New(), gotest.New(), perf.New(), pyspy.New(), pyperf.New(), stacks.New()}
+	extractors := []adapter.Extractor{stacks.NewExtractor(), hyperfine.NewExtractor()}
+	for _, parts := range []func() ([]adapter.Adapter, []adapter.Extractor){massifParts, heaptrackParts, memrayParts} {
+		as, es := parts()
+		adapters, extractors = append(adapters, as...), append(extractors, es...)
+	}
+	return adapter.NewRegistry(adapters...).WithExtractors(extractors...)
 }
