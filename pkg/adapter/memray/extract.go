@@ -1,0 +1,290 @@
+package memray
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/flameox/flameox/pkg/adapter"
+	"github.com/flameox/flameox/pkg/adapter/stacks"
+	"github.com/flameox/flameox/pkg/digest"
+	"github.com/flameox/flameox/pkg/evidence/schema"
+	"github.com/flameox/flameox/pkg/fault"
+)
+
+// Extractor identity.
+const (
+	ExtractorName    = "memray"
+	ExtractorVersion = "1"
+)
+
+// reporterTimeout bounds one memray reporter run on one capture.
+const reporterTimeout = 10 * time.Minute
+
+// Extractor reads memray captures through memray's own reporters:
+// `memray stats --json` for the totals and the peak, `memray transform
+// csv` (at the peak, and with --leaks at exit) for the allocation stacks.
+// It never decodes memray's binary format, which changes with every
+// header version; a capture the installed memray cannot read is refused
+// with memray's reason.
+type Extractor struct{ Sys System }
+
+// NewExtractor returns the extractor running memray on the real machine.
+func NewExtractor() *Extractor { return &Extractor{Sys: RealSystem()} }
+
+func (*Extractor) Name() string    { return ExtractorName }
+func (*Extractor) Version() string { return ExtractorVersion }
+
+// Strict: a file with memray's signature that memray refuses is a broken
+// (or foreign-version) memray capture; publication fails with its reason.
+func (*Extractor) Strict() bool { return true }
+
+// ArtifactKind: an import of a memray capture registers a memory profile.
+func (*Extractor) ArtifactKind() string { return Kind }
+
+// Accepts recognises memray's signature: the magic "memray\0" at the
+// start of an uncompressed capture, or inside the first block of the LZ4
+// frame (magic 04 22 4D 18) `memray run` compresses it into.
+func (*Extractor) Accepts(in adapter.ExtractInput) bool {
+	head := in.Head
+	if len(head) == 0 {
+		f, err := os.Open(in.Path)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		b := make([]byte, 64)
+		n, _ := f.Read(b)
+		head = b[:n]
+	}
+	return looksMemray(head)
+}
+
+var (
+	memrayMagic = []byte("memray\x00")
+	lz4Magic    = []byte{0x04, 0x22, 0x4d, 0x18}
+)
+
+func looksMemray(head []byte) bool {
+	if bytes.HasPrefix(head, memrayMagic) {
+		return true
+	}
+	if !bytes.HasPrefix(head, lz4Magic) {
+		return false
+	}
+	if len(head) > 64 {
+		head = head[:64]
+	}
+	return bytes.Contains(head, memrayMagic[:6])
+}
+
+// Extract runs the reporters and writes measurements and the stacks.
+func (e *Extractor) Extract(ctx context.Context, in adapter.ExtractInput, sink adapter.Sink) (*adapter.Extraction, error) {
+	sys := e.Sys
+	if sys.LookPath == nil {
+		sys = RealSystem()
+	}
+	rep, err := runReporters(ctx, sys, in)
+	if err != nil {
+		return nil, err
+	}
+	res := &adapter.Extraction{Extractor: ExtractorName, Version: ExtractorVersion, Rows: map[string]int64{}, Limitations: rep.limitations()}
+	m := &adapter.Measurements{Sink: sink, RunID: in.RunID, ArtifactID: in.ArtifactID}
+	if err := writeMeasurements(m, in.ArtifactID, rep); err != nil {
+		return nil, err
+	}
+	res.Rows[schema.Measurements.Name] = m.N
+	if len(rep.peak)+len(rep.leaks) > 0 {
+		sx, err := writeStacks(ctx, in, rep, sink)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range sx.Rows {
+			res.Rows[k] += v
+		}
+	}
+	return res, nil
+}
+
+// report is what memray's reporters said about one capture.
+type report struct {
+	stats       *Stats
+	peak, leaks []Record
+}
+
+func (r *report) retained() (n, bytes int64) {
+	for _, x := range r.leaks {
+		n, bytes = n+x.Count, bytes+x.Size
+	}
+	return
+}
+
+func (r *report) limitations() []string {
+	lim := []string{"numbers and stacks are memray's own reporters' (memray stats --json, memray transform csv), run on the stored capture"}
+	if !r.stats.Metadata.HasNativeTraces {
+		lim = append(lim, "captured without --native: allocations are attributed to Python frames only, C/C++ callers are hidden")
+	}
+	if !r.stats.Metadata.TracePythonAllocators {
+		lim = append(lim, "captured without --trace-python-allocators: pymalloc's small objects are seen only as the arenas it maps")
+	}
+	return lim
+}
+
+// runReporters runs memray stats and the two csv transforms into a
+// scratch directory and parses what they wrote.
+func runReporters(ctx context.Context, sys System, in adapter.ExtractInput) (*report, error) {
+	py, err := sys.LookPath("python3")
+	if err != nil {
+		return nil, fault.New(fault.CapabilityUnavailable, "extracting a memray capture needs memray's reporters, and python3 was not found on PATH").
+			With("artifact_id", in.ArtifactID).With("missing", "python3").Fix("Install Python 3, then " + installRemedy + ".")
+	}
+	dir, err := os.MkdirTemp("", "flameox-memray-")
+	if err != nil {
+		return nil, fault.Wrap(fault.InternalError, err, "scratch directory for memray's reporters")
+	}
+	defer os.RemoveAll(dir)
+	run := func(what string, args ...string) error {
+		argv := append([]string{py, "-m", "memray"}, args...)
+		_, err := sys.Output(ctx, argv, reporterTimeout)
+		return reporterFault(err, what, in)
+	}
+	statsPath := filepath.Join(dir, "stats.json")
+	if err := run("memray stats", "stats", "--json", "-n", "10", "-o", statsPath, "-f", in.Path); err != nil {
+		return nil, err
+	}
+	rep := &report{}
+	f, err := os.Open(statsPath)
+	if err != nil {
+		return nil, fault.Wrap(fault.ArtifactParseFailed, err, "memray stats wrote no report for %s", in.ArtifactID)
+	}
+	rep.stats, err = ParseStats(f)
+	f.Close()
+	if err != nil {
+		return nil, fault.Wrap(fault.ArtifactParseFailed, err, "memray capture %s", in.ArtifactID).With("artifact_id", in.ArtifactID)
+	}
+	for _, t := range []struct {
+		file string
+		dst  *[]Record
+		flag []string
+	}{{"peak.csv", &rep.peak, nil}, {"leaks.csv", &rep.leaks, []string{"--leaks"}}} {
+		out := filepath.Join(dir, t.file)
+		args := append(append([]string{"transform", "csv", "-o", out, "-f"}, t.flag...), in.Path)
+		if err := run("memray transform csv", args...); err != nil {
+			return nil, err
+		}
+		f, err := os.Open(out)
+		if err != nil {
+			return nil, fault.Wrap(fault.ArtifactParseFailed, err, "memray transform csv wrote nothing for %s", in.ArtifactID)
+		}
+		*t.dst, err = ParseCSV(f, in.Limits)
+		f.Close()
+		if err != nil {
+			return nil, fault.Wrap(fault.ArtifactParseFailed, err, "memray capture %s", in.ArtifactID).With("artifact_id", in.ArtifactID)
+		}
+	}
+	return rep, nil
+}
+
+// reporterFault turns a failed reporter into the user's answer: memray
+// not installed is CAPABILITY_UNAVAILABLE naming it; memray refusing the
+// file is ARTIFACT_PARSE_FAILED with memray's own "Reason:" line.
+func reporterFault(err error, what string, in adapter.ExtractInput) error {
+	if err == nil {
+		return nil
+	}
+	var fe *fault.Error
+	if !errors.As(err, &fe) || fe.Code != fault.ProcessFailed {
+		return err
+	}
+	stderr := fe.Details["stderr"]
+	if strings.Contains(stderr, "No module named memray") {
+		return fault.New(fault.CapabilityUnavailable, "extracting a memray capture needs memray, which python3 cannot import").
+			With("artifact_id", in.ArtifactID).With("missing", "memray").Fix(installRemedy + ".")
+	}
+	reason := strings.TrimSpace(stderr)
+	for _, l := range strings.Split(stderr, "\n") {
+		if r, ok := strings.CutPrefix(strings.TrimSpace(l), "Reason:"); ok {
+			reason = strings.TrimSpace(r)
+		}
+	}
+	if len(reason) > 512 {
+		reason = reason[:512]
+	}
+	return fault.New(fault.ArtifactParseFailed, "%s cannot read %s: %s", what, in.ArtifactID, reason).
+		With("artifact_id", in.ArtifactID).With("reason", reason).With("stderr", stderr).
+		Fix("Read the capture with the memray release that wrote it (a capture's header version is tied to its release); flameox installs memray " + Version + ".")
+}
+
+// writeMeasurements writes the totals as memray's stats report gives them.
+func writeMeasurements(m *adapter.Measurements, art string, r *report) error {
+	s := r.stats
+	row := func(name, unit, agg string, v int64, dims map[string]string, level string) error {
+		key := art + "/memray/" + name
+		for _, k := range sortedKeys(dims) {
+			key += "/" + k + "=" + dims[k]
+		}
+		x := v
+		return m.Write(schema.Measurement{ID: digest.Bytes([]byte(key)), Name: name, Int: &x, Unit: unit,
+			Aggregation: agg, Scope: "run", Dimensions: dims, EvidenceLevel: level})
+	}
+	if err := row("memory.peak_heap", "bytes", "max", *s.Metadata.PeakMemory, map[string]string{"source": "memray stats: peak memory"}, "observed"); err != nil {
+		return err
+	}
+	if err := row("memory.total_allocated", "bytes", "sum", s.TotalBytes, map[string]string{"source": "memray stats: total memory allocated"}, "observed"); err != nil {
+		return err
+	}
+	if err := row("memory.allocations", "count", "sum", s.TotalAllocations, map[string]string{"source": "memray stats: total allocations"}, "observed"); err != nil {
+		return err
+	}
+	n, b := r.retained()
+	if err := row("memory.retained_end", "bytes", "sum", b, map[string]string{"source": "memray transform csv --leaks"}, "derived"); err != nil {
+		return err
+	}
+	if err := row("memory.retained_allocations", "count", "sum", n, map[string]string{"source": "memray transform csv --leaks"}, "derived"); err != nil {
+		return err
+	}
+	for _, a := range sortedKeys(s.Allocators) {
+		if err := row("memory.allocations_by_allocator", "count", "sum", s.Allocators[a], map[string]string{"allocator": a, "source": "memray stats: allocator type distribution"}, "observed"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// writeStacks builds a pprof profile of the peak and retained stacks and
+// hands it to the profile extractor, so frames, hotspots and stacks of a
+// memray capture are those of every other profile.
+func writeStacks(ctx context.Context, in adapter.ExtractInput, r *report, sink adapter.Sink) (*adapter.Extraction, error) {
+	p := buildProfile(r.peak, r.leaks)
+	f, err := os.CreateTemp("", "flameox-memray-*.pb.gz")
+	if err != nil {
+		return nil, fault.Wrap(fault.InternalError, err, "scratch profile for memray stacks")
+	}
+	defer os.Remove(f.Name())
+	if err := p.Write(f); err != nil {
+		f.Close()
+		return nil, fault.Wrap(fault.InternalError, err, "write scratch profile for memray stacks")
+	}
+	if err := f.Close(); err != nil {
+		return nil, fault.Wrap(fault.InternalError, err, "write scratch profile for memray stacks")
+	}
+	sin := in
+	sin.Path, sin.Head = f.Name(), nil
+	return stacks.NewExtractor().Extract(ctx, sin, sink)
+}
+
+var _ adapter.Extractor = (*Extractor)(nil)
