@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/flameox/flameox/pkg/adapter"
@@ -218,10 +219,14 @@ func head(path string) ([]byte, error) {
 	return b[:n], err
 }
 
-// Profile is the tree of m's peak snapshot as a pprof heap profile: a
-// sample per node holding bytes its children do not (massif's
-// below-threshold places included), so the samples sum to the
-// snapshot's mem_heap_B.
+// Profile is the tree of m's peak snapshot as a pprof heap profile.
+// massif's tree is inverted: the root's children are the functions that
+// called malloc, their children those functions' callers, out to main.
+// Each node holding bytes its children do not (a leaf, or a chain cut at
+// --depth) is a sample whose stack runs from the allocating function
+// (pprof's leaf, Location[0]) out to that node, so the samples sum to
+// the snapshot's mem_heap_B and flat bytes are what a function
+// allocated itself.
 func Profile(m *File) *gprof.Profile {
 	p := &gprof.Profile{SampleType: []*gprof.ValueType{{Type: SampleType, Unit: "bytes"}}, DefaultSampleType: SampleType,
 		PeriodType: &gprof.ValueType{Type: "space", Unit: "bytes"}, Period: 1}
@@ -269,6 +274,7 @@ func Profile(m *File) *gprof.Profile {
 			}
 			st = append(st, loc[j])
 		}
+		slices.Reverse(st) // massif's tree starts at the allocating function: pprof's leaf
 		p.Sample = append(p.Sample, &gprof.Sample{Location: st, Value: []int64{self}})
 	}
 	return p

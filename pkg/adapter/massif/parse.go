@@ -51,7 +51,10 @@ type Node struct {
 	Bytes    int64
 	Children int
 	Addr     string
-	Function string // "(below threshold)" for massif's aggregated insignificant places
+	// Function is "(allocators below massif's threshold)" or "(callers
+	// below massif's threshold)" for the places massif aggregated as
+	// insignificant, at the top of the tree or further out.
+	Function string
 	File     string
 	Line     int64
 	Module   string // the object file for frames without source ("in /lib/...")
@@ -414,7 +417,10 @@ func (p *parser) node(depth int) (Node, error) {
 		if c != 0 {
 			return Node{}, p.fail("an insignificant-places node with children: %q", clip(t))
 		}
-		n.Function = "(below threshold)"
+		n.Function = "(callers below massif's threshold)"
+		if depth == 1 {
+			n.Function = "(allocators below massif's threshold)"
+		}
 		return n, nil
 	}
 	addr, fn, found := strings.Cut(desc, ": ")

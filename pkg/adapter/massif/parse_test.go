@@ -203,7 +203,7 @@ func TestFrames(t *testing.T) {
 	want := []Node{{Parent: -1, Bytes: 300, Children: 2, Function: "(heap allocation functions) malloc/new/new[], --alloc-fns, etc."},
 		{Parent: 0, Bytes: 200, Children: 1, Addr: "0x400", Function: "grow", File: "grow.c", Line: 7},
 		{Parent: 1, Bytes: 200, Addr: "0x500", Function: "main", File: "grow.c", Line: 20},
-		{Parent: 0, Bytes: 100, Function: "(below threshold)"}}
+		{Parent: 0, Bytes: 100, Function: "(allocators below massif's threshold)"}}
 	if len(m.Tree) != len(want) {
 		t.Fatalf("tree %+v", m.Tree)
 	}
