@@ -225,12 +225,13 @@ func writeMeasurements(m *adapter.Measurements, art string, r *report) error {
 	s := r.stats
 	row := func(name, unit, agg string, v int64, dims map[string]string, level string) error {
 		key := art + "/memray/" + name
+		subject := dims["allocator"] // the allocator breakdown: one row per allocator
 		for _, k := range sortedKeys(dims) {
 			key += "/" + k + "=" + dims[k]
 		}
 		x := v
 		return m.Write(schema.Measurement{ID: digest.Bytes([]byte(key)), Name: name, Int: &x, Unit: unit,
-			Aggregation: agg, Scope: "run", Dimensions: dims, EvidenceLevel: level})
+			Aggregation: agg, Scope: "run", Subject: subject, Dimensions: dims, EvidenceLevel: level})
 	}
 	if err := row("memory.peak_heap", "bytes", "max", *s.Metadata.PeakMemory, map[string]string{"source": "memray stats: peak memory"}, "observed"); err != nil {
 		return err
