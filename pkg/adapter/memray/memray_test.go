@@ -340,4 +340,3 @@ func TestLiveCapture(t *testing.T) {
 		t.Fatalf("measurements %v; memray stats %v", got, want["metadata"])
 	}
 }
-
