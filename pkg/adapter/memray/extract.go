@@ -113,9 +113,14 @@ func (e *Extractor) Extract(ctx context.Context, in adapter.ExtractInput, sink a
 
 // report is what memray's reporters said about one capture.
 type report struct {
+	// stats is nil for a pre-aggregated capture (`memray run
+	// --aggregate`), which memray stats refuses.
 	stats       *Stats
 	peak, leaks []Record
 }
+
+// errAggregated is memray stats' refusal of a pre-aggregated capture.
+const errAggregated = "Can't compute statistics using a pre-aggregated capture file"
 
 func (r *report) retained() (n, bytes int64) {
 	for _, x := range r.leaks {
@@ -126,6 +131,9 @@ func (r *report) retained() (n, bytes int64) {
 
 func (r *report) limitations() []string {
 	lim := []string{"numbers and stacks are memray's own reporters' (memray stats --json, memray transform csv), run on the stored capture"}
+	if r.stats == nil {
+		return append(lim, "a pre-aggregated capture (memray run --aggregate): memray stats refuses it, so the peak is the sum of memray transform csv at the high-water mark, and the total allocated, the allocation count and the allocator breakdown are unknown")
+	}
 	if !r.stats.Metadata.HasNativeTraces {
 		lim = append(lim, "captured without --native: allocations are attributed to Python frames only, C/C++ callers are hidden")
 	}
@@ -148,9 +156,15 @@ func runReporters(ctx context.Context, sys System, in adapter.ExtractInput) (*re
 		return nil, fault.Wrap(fault.InternalError, err, "scratch directory for memray's reporters")
 	}
 	defer os.RemoveAll(dir)
+	aggregated := false
 	run := func(what string, args ...string) error {
 		argv := append([]string{py, "-m", "memray"}, args...)
 		_, err := sys.Output(ctx, argv, reporterTimeout)
+		var fe *fault.Error
+		if what == "memray stats" && errors.As(err, &fe) && strings.Contains(fe.Details["stderr"], errAggregated) {
+			aggregated = true
+			return nil
+		}
 		return reporterFault(err, what, in)
 	}
 	statsPath := filepath.Join(dir, "stats.json")
@@ -158,14 +172,16 @@ func runReporters(ctx context.Context, sys System, in adapter.ExtractInput) (*re
 		return nil, err
 	}
 	rep := &report{}
-	f, err := os.Open(statsPath)
-	if err != nil {
-		return nil, fault.Wrap(fault.ArtifactParseFailed, err, "memray stats wrote no report for %s", in.ArtifactID)
-	}
-	rep.stats, err = ParseStats(f)
-	f.Close()
-	if err != nil {
-		return nil, fault.Wrap(fault.ArtifactParseFailed, err, "memray capture %s", in.ArtifactID).With("artifact_id", in.ArtifactID)
+	if !aggregated {
+		f, err := os.Open(statsPath)
+		if err != nil {
+			return nil, fault.Wrap(fault.ArtifactParseFailed, err, "memray stats wrote no report for %s", in.ArtifactID)
+		}
+		rep.stats, err = ParseStats(f)
+		f.Close()
+		if err != nil {
+			return nil, fault.Wrap(fault.ArtifactParseFailed, err, "memray capture %s", in.ArtifactID).With("artifact_id", in.ArtifactID)
+		}
 	}
 	for _, t := range []struct {
 		file string
@@ -206,10 +222,17 @@ func reporterFault(err error, what string, in adapter.ExtractInput) error {
 		return fault.New(fault.CapabilityUnavailable, "extracting a memray capture needs memray, which python3 cannot import").
 			With("artifact_id", in.ArtifactID).With("missing", "memray").Fix(installRemedy + ".")
 	}
-	reason := strings.TrimSpace(stderr)
+	// memray's reason: its "Reason:" line, else the last line (the
+	// exception of a traceback).
+	reason := ""
 	for _, l := range strings.Split(stderr, "\n") {
-		if r, ok := strings.CutPrefix(strings.TrimSpace(l), "Reason:"); ok {
+		l = strings.TrimSpace(l)
+		if r, ok := strings.CutPrefix(l, "Reason:"); ok {
 			reason = strings.TrimSpace(r)
+			break
+		}
+		if l != "" {
+			reason = l
 		}
 	}
 	if len(reason) > 512 {
@@ -222,7 +245,6 @@ func reporterFault(err error, what string, in adapter.ExtractInput) error {
 
 // writeMeasurements writes the totals as memray's stats report gives them.
 func writeMeasurements(m *adapter.Measurements, art string, r *report) error {
-	s := r.stats
 	row := func(name, unit, agg string, v int64, dims map[string]string, level string) error {
 		key := art + "/memray/" + name
 		subject := dims["allocator"] // the allocator breakdown: one row per allocator
@@ -232,6 +254,21 @@ func writeMeasurements(m *adapter.Measurements, art string, r *report) error {
 		x := v
 		return m.Write(schema.Measurement{ID: digest.Bytes([]byte(key)), Name: name, Int: &x, Unit: unit,
 			Aggregation: agg, Scope: "run", Subject: subject, Dimensions: dims, EvidenceLevel: level})
+	}
+	s := r.stats
+	if s == nil {
+		var peak int64
+		for _, x := range r.peak {
+			peak += x.Size
+		}
+		if err := row("memory.peak_heap", "bytes", "max", peak, map[string]string{"source": "memray transform csv (pre-aggregated capture)"}, "derived"); err != nil {
+			return err
+		}
+		n, b := r.retained()
+		if err := row("memory.retained_end", "bytes", "sum", b, map[string]string{"source": "memray transform csv --leaks"}, "derived"); err != nil {
+			return err
+		}
+		return row("memory.retained_allocations", "count", "sum", n, map[string]string{"source": "memray transform csv --leaks"}, "derived")
 	}
 	if err := row("memory.peak_heap", "bytes", "max", *s.Metadata.PeakMemory, map[string]string{"source": "memray stats: peak memory"}, "observed"); err != nil {
 		return err

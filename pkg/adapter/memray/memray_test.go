@@ -55,6 +55,7 @@ func TestAccepts(t *testing.T) {
 	}{
 		{"testdata/retain.bin", true},
 		{"testdata/oldversion.bin", true},
+		{"testdata/aggregated.bin", true},
 		{raw, true},
 		{text, false},
 		{lz4, false},
@@ -338,5 +339,27 @@ func TestLiveCapture(t *testing.T) {
 	want := memrayStats(t, l.Path(reg))
 	if got["memory.peak_heap"] != int64(want["metadata"].(map[string]any)["peak_memory"].(float64)) || got["memory.retained_end"] < 512<<10 {
 		t.Fatalf("measurements %v; memray stats %v", got, want["metadata"])
+	}
+}
+
+// TestExtractAggregated: memray stats refuses a pre-aggregated capture
+// (memray run --aggregate); the extractor still gives the peak and the
+// retained memory from memray transform csv, and says what is unknown.
+func TestExtractAggregated(t *testing.T) {
+	needMemray(t)
+	sink := adaptertest.NewSink(t, ExtractorName, ExtractorVersion)
+	x, err := New().Extractors()[0].Extract(context.Background(), input(t, "testdata/aggregated.bin"), sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := measurements(t, sink)
+	if got["memory.peak_heap"] < 512<<10 || got["memory.retained_end"] < 512<<10 || got["memory.retained_end"] > got["memory.peak_heap"] {
+		t.Errorf("measurements %v", got)
+	}
+	if _, ok := got["memory.total_allocated"]; ok {
+		t.Errorf("total allocated %d from a pre-aggregated capture", got["memory.total_allocated"])
+	}
+	if !slices.ContainsFunc(x.Limitations, func(l string) bool { return strings.Contains(l, "pre-aggregated") }) {
+		t.Errorf("limitations %q", x.Limitations)
 	}
 }

@@ -1,5 +1,6 @@
-# The capture in retain.bin: `python3 -m memray run -o retain.bin retain.py`
-# (memray 1.20.0). It keeps 512 KiB alive until exit (retained), and
+# The captures in retain.bin, `python3 -m memray run -o retain.bin
+# retain.py` (memray 1.20.0), and aggregated.bin, the same with
+# --aggregate. It keeps 512 KiB alive until exit (retained), and
 # allocates and frees 1 MB in temporaries along the way.
 keep = []
 
