@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -106,7 +107,12 @@ func (a *Adapter) Report(ctx context.Context, path string, lim config.Limits) (*
 		return nil, fault.New(fault.CapabilityUnavailable, "heaptrack_print is not installed: flameox reads heaptrack files only through it (the data format is private to heaptrack)").
 			Fix(installRemedy)
 	}
-	out, err := a.Sys.Output(ctx, PrintArgv(exe, path), reportLimit, printTimeout)
+	named, cleanup, err := nameByContent(path)
+	if err != nil {
+		return nil, fault.Wrap(fault.ArtifactIntegrityFailed, err, "prepare %s for heaptrack_print", path)
+	}
+	defer cleanup()
+	out, err := a.Sys.Output(ctx, PrintArgv(exe, named), reportLimit, printTimeout)
 	if err != nil {
 		return nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print %s", path)
 	}
@@ -115,6 +121,39 @@ func (a *Adapter) Report(ctx context.Context, path string, lim config.Limits) (*
 		return nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print's report of %s", path)
 	}
 	return rep, nil
+}
+
+// nameByContent returns a path to the file that heaptrack_print reads
+// as what it is: heaptrack_print chooses gzip or zstd decompression by
+// the file name's suffix, and a stored payload (or a file imported under
+// another name) has none, so a symbolic link with the suffix its
+// compression magic calls for is made in a temporary directory.
+func nameByContent(path string) (string, func(), error) {
+	head, err := readHead(path, 4)
+	if err != nil {
+		return "", nil, err
+	}
+	suffix := ""
+	switch {
+	case bytes.HasPrefix(head, zstdMagic):
+		suffix = ".zst"
+	case bytes.HasPrefix(head, gzipMagic):
+		suffix = ".gz"
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", nil, err
+	}
+	dir, err := os.MkdirTemp("", "flameox-heaptrack-")
+	if err != nil {
+		return "", nil, err
+	}
+	link := filepath.Join(dir, "heaptrack.data"+suffix)
+	if err := os.Symlink(abs, link); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return link, func() { os.RemoveAll(dir) }, nil
 }
 
 // PrintArgv is the heaptrack_print command flameox runs on a file.

@@ -180,3 +180,31 @@ func TestMissingReporter(t *testing.T) {
 		t.Fatalf("probe %+v", c)
 	}
 }
+
+// TestAnyName: heaptrack_print picks its decompression by file name, so a
+// payload stored without the suffix must still give the real figures.
+func TestAnyName(t *testing.T) {
+	testenv.LookPath(t, "heaptrack_print")
+	for _, src := range []string{"testdata/heaptrack.alloc.zst", "testdata/heaptrack.alloc.gz"} {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "payload")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, rows, err := extract(t, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			if r["name"] == MetricPeakHeap && r["value_int"] != int64(1570000) {
+				t.Errorf("%s as payload: peak heap %v, want 1570000", src, r["value_int"])
+			}
+		}
+		if len(rows) != 5 {
+			t.Errorf("%s as payload: %d measurements, want 5", src, len(rows))
+		}
+	}
+}
