@@ -53,10 +53,14 @@ func (*Extractor) ArtifactKind() string { return KindMemory }
 // Accepts decides by content, never by name: the desc:, cmd: and
 // time_unit: header massif writes first, looked for through bzip2.
 func (*Extractor) Accepts(in adapter.ExtractInput) bool {
-	if LooksMassif(in.Head) {
+	h := in.Head
+	if len(h) == 0 { // a caller that only names the file (the viewer's)
+		h, _ = readHead(in.Path, 4096)
+	}
+	if LooksMassif(h) {
 		return true
 	}
-	if !IsBzip2(in.Head) {
+	if !IsBzip2(h) {
 		return false
 	}
 	f, err := os.Open(in.Path)
@@ -190,7 +194,7 @@ func treeRows(ctx context.Context, m *File, in adapter.ExtractInput, sink adapte
 	}
 	sub := in
 	sub.Path = tmp.Name()
-	sub.Head, err = head(tmp.Name())
+	sub.Head, err = readHead(tmp.Name(), 64<<10)
 	if err != nil {
 		return fault.Wrap(fault.InternalError, err, "massif tree of %s", in.ArtifactID)
 	}
@@ -205,13 +209,13 @@ func treeRows(ctx context.Context, m *File, in adapter.ExtractInput, sink adapte
 	return nil
 }
 
-func head(path string) ([]byte, error) {
+func readHead(path string, size int) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b := make([]byte, 64<<10)
+	b := make([]byte, size)
 	n, err := io.ReadFull(f, b)
 	if err == io.ErrUnexpectedEOF || err == io.EOF {
 		err = nil

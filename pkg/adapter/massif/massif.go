@@ -147,8 +147,13 @@ func (*Adapter) Validate(path string, decl adapter.ArtifactDecl) error {
 	return nil
 }
 
-// Viewer shows a massif.out with ms_print (massif-visualizer draws it).
+// Viewer shows a massif.out with ms_print (massif-visualizer draws it,
+// and reads the bzip2 files ms_print does not).
 func (*Adapter) Viewer(path, kind string) (*adapter.Viewer, error) {
+	if h, _ := readHead(path, 4); IsBzip2(h) {
+		return &adapter.Viewer{Tool: "massif-visualizer", Argv: []string{"massif-visualizer", path},
+			Note: "massif-visualizer reads bzip2 files (Debian: apt-get install massif-visualizer); ms_print needs the file decompressed first (bzcat FILE > massif.out)"}, nil
+	}
 	return &adapter.Viewer{Tool: "ms_print", Argv: []string{"ms_print", path},
 		Note: "ms_print ships with Valgrind; massif-visualizer FILE draws the same snapshots"}, nil
 }

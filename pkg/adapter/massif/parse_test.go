@@ -285,3 +285,15 @@ func TestContract(t *testing.T) {
 	}
 	adaptertest.Run(t, New(), fx...)
 }
+
+// TestViewer: ms_print for plain files, massif-visualizer for bzip2 ones
+// (ms_print reads no bzip2).
+func TestViewer(t *testing.T) {
+	for path, tool := range map[string]string{"testdata/massif-visualizer__massif.out.kate2": "ms_print",
+		"testdata/massif-visualizer__massif.out.duchainify.bz2": "massif-visualizer"} {
+		v, err := New().Viewer(path, KindMemory)
+		if err != nil || v.Tool != tool || v.Argv[len(v.Argv)-1] != path {
+			t.Errorf("%s: %+v %v", path, v, err)
+		}
+	}
+}
