@@ -363,3 +363,14 @@ func TestExtractAggregated(t *testing.T) {
 		t.Errorf("limitations %q", x.Limitations)
 	}
 }
+
+// TestConformance checks the adapter contract with a Python workload and
+// validates every capture in testdata.
+func TestConformance(t *testing.T) {
+	decl := adapter.ArtifactDecl{RelPath: CaptureFile, Kind: Kind, Role: "primary", Required: true}
+	var fixtures []adaptertest.Fixture
+	for _, p := range []string{"testdata/retain.bin", "testdata/aggregated.bin", "testdata/oldversion.bin"} {
+		fixtures = append(fixtures, adaptertest.Fixture{Path: p, Decl: decl})
+	}
+	adaptertest.RunWith(t, New(), adaptertest.Config{Workload: []string{"/usr/bin/python3", "a b; $(x).py", "--flag"}}, fixtures...)
+}
