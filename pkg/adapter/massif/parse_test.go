@@ -148,6 +148,10 @@ const tiny = "desc: (none)\ncmd: ./a.out\ntime_unit: i\n#-----------\nsnapshot=0
 // ARTIFACT_PARSE_FAILED with a reason; over a limit ARTIFACT_TOO_LARGE.
 func TestRefused(t *testing.T) {
 	kate := plain(t, "testdata/massif-visualizer__massif.out.kate2")
+	bz, err := os.ReadFile("testdata/massif-visualizer__massif.out.duchainify.bz2")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := map[string][]byte{
 		"empty":              nil,
 		"header only":        []byte("desc: x\ncmd: y\ntime_unit: i\n"),
@@ -157,6 +161,7 @@ func TestRefused(t *testing.T) {
 		"cut mid line":       []byte(tiny[:len(tiny)-10]),
 		"cut mid snapshot":   []byte(tiny[:strings.Index(tiny, "mem_stacks_B=0\nheap_tree=peak")]),
 		"kate2 cut in half":  kate[:len(kate)/2],
+		"bzip2 cut in half":  bz[:len(bz)/2],
 		"bad unit":           []byte(strings.Replace(tiny, "time_unit: i", "time_unit: s", 1)),
 		"children too big":   []byte(strings.Replace(tiny, "  n0: 200", "  n0: 900", 1)),
 		"root not the heap":  []byte(strings.Replace(tiny, "mem_heap_B=300", "mem_heap_B=301", 1)),
