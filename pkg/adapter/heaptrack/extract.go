@@ -88,39 +88,57 @@ func (a *Adapter) Extract(ctx context.Context, in adapter.ExtractInput, sink ada
 		}
 		return nil, fault.Wrap(fault.ArtifactIntegrityFailed, err, "open %s", in.ArtifactID)
 	}
-	rep, err := a.Report(ctx, in.Path, in.Limits)
+	rep, ps, err := a.Report(ctx, in.Path, in.Limits)
 	if err != nil {
 		return nil, err
 	}
+	exact := exactPeak(rep, ps)
 	w := &adapter.Measurements{Sink: sink, RunID: in.RunID, ArtifactID: in.ArtifactID}
-	if err := writeSummary(w, rep, header); err != nil {
+	if err := writeSummary(w, rep, header, exact); err != nil {
 		return nil, err
 	}
-	return &adapter.Extraction{Extractor: ExtractorName, Version: ExtractorVersion,
-		Rows: map[string]int64{"measurements": w.N}, Limitations: limitations(rep)}, nil
+	res := &adapter.Extraction{Extractor: ExtractorName, Version: ExtractorVersion,
+		Rows: map[string]int64{}, Limitations: limitations(rep, exact)}
+	if err := stackRows(ctx, ps, in, sink, res); err != nil {
+		return nil, err
+	}
+	res.Rows["measurements"] += w.N
+	return res, nil
 }
 
-// Report runs heaptrack_print on path (no envelope check) and parses it.
-func (a *Adapter) Report(ctx context.Context, path string, lim config.Limits) (*Report, error) {
+// Report runs heaptrack_print on path (no envelope check) and parses its
+// report and, written in the same run, its flame-graph file of the bytes
+// each backtrace held at the peak.
+func (a *Adapter) Report(ctx context.Context, path string, lim config.Limits) (*Report, []PeakStack, error) {
 	exe := a.look("heaptrack_print")
 	if exe == "" {
-		return nil, fault.New(fault.CapabilityUnavailable, "heaptrack_print is not installed: flameox reads heaptrack files only through it (the data format is private to heaptrack)").
+		return nil, nil, fault.New(fault.CapabilityUnavailable, "heaptrack_print is not installed: flameox reads heaptrack files only through it (the data format is private to heaptrack)").
 			Fix(installRemedy)
 	}
 	named, cleanup, err := nameByContent(path)
 	if err != nil {
-		return nil, fault.Wrap(fault.ArtifactIntegrityFailed, err, "prepare %s for heaptrack_print", path)
+		return nil, nil, fault.Wrap(fault.ArtifactIntegrityFailed, err, "prepare %s for heaptrack_print", path)
 	}
 	defer cleanup()
-	out, err := a.Sys.Output(ctx, PrintArgv(exe, named), reportLimit, printTimeout)
+	flame := filepath.Join(filepath.Dir(named), "peak.stacks")
+	out, err := a.Sys.Output(ctx, append(PrintArgv(exe, named), "--flamegraph-cost-type", "peak", "--print-flamegraph", flame), reportLimit, printTimeout)
 	if err != nil {
-		return nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print %s", path)
+		return nil, nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print %s", path)
 	}
 	rep, err := ParseReport(bytes.NewReader(out), lim)
 	if err != nil {
-		return nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print's report of %s", path)
+		return nil, nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print's report of %s", path)
 	}
-	return rep, nil
+	f, err := os.Open(flame)
+	if err != nil {
+		return nil, nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print wrote no flame-graph file for %s", path)
+	}
+	defer f.Close()
+	ps, err := ParsePeakStacks(f, lim)
+	if err != nil {
+		return nil, nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print's flame-graph file of %s", path)
+	}
+	return rep, ps, nil
 }
 
 // nameByContent returns a path to the file that heaptrack_print reads
@@ -179,8 +197,25 @@ const (
 	MetricPeakRSS   = "memory.peak_rss"
 )
 
-func writeSummary(w *adapter.Measurements, rep *Report, header string) error {
+// exactPeak returns the sum of the peak stacks' bytes when it is what
+// the summary's rounded peak heap says (heaptrack's peak costs are the
+// bytes each backtrace held at the peak, so they add up to it), else nil.
+func exactPeak(rep *Report, ps []PeakStack) *int64 {
+	var sum int64
+	for _, s := range ps {
+		sum += s.Bytes
+	}
+	if rep.Summary.PeakHeap == nil || FormatBytes(sum) != rep.Summary.Text["peak_heap"] {
+		return nil
+	}
+	return &sum
+}
+
+func writeSummary(w *adapter.Measurements, rep *Report, header string, exact *int64) error {
 	s := rep.Summary
+	if exact != nil {
+		s.PeakHeap = exact
+	}
 	rows := []struct {
 		name, unit, agg, key string
 		v                    *int64
@@ -202,7 +237,12 @@ func writeSummary(w *adapter.Measurements, rep *Report, header string) error {
 		v := *r.v
 		dims := map[string]string{"source": "heaptrack_print", "printed": s.Text[r.key], "heaptrack_header": header}
 		if r.unit == "bytes" {
-			dims["precision_bytes"] = strconv.FormatInt(Precision(s.Text[r.key]), 10)
+			prec := Precision(s.Text[r.key])
+			if r.name == MetricPeakHeap && exact != nil {
+				prec = 0
+				dims["source"] = "heaptrack_print flame graph (peak cost), summed"
+			}
+			dims["precision_bytes"] = strconv.FormatInt(prec, 10)
 		}
 		if r.name == MetricPeakRSS {
 			dims["includes_collector"] = "true"
@@ -215,11 +255,15 @@ func writeSummary(w *adapter.Measurements, rep *Report, header string) error {
 	return nil
 }
 
-func limitations(rep *Report) []string {
+func limitations(rep *Report, exact *int64) []string {
 	lim := []string{
 		"read through heaptrack_print (heaptrack's data format is private): byte figures are its rounded ones (two decimals, 1000-based units above 1000 B); dimensions.printed keeps the text and dimensions.precision_bytes the bound",
+		"frames and stacks are the bytes each backtrace held at the peak (heaptrack_print's flame graph, peak cost type), exact, under sample type " + SampleType,
 		"memory.peak_rss includes heaptrack's own overhead (dimensions.includes_collector)",
 		"memory.leaked excludes the leaks heaptrack's suppressions matched",
+	}
+	if exact != nil {
+		lim = append(lim, "memory.peak_heap is exact: the sum of the peak stacks, which heaptrack_print's rounded summary agrees with")
 	}
 	if rep.Summary.PeakRSS == nil {
 		lim = append(lim, "heaptrack_print reported no peak RSS for this file")

@@ -37,3 +37,28 @@ func FuzzParseReport(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParsePeakStacks: flame-graph lines parse within the limits or are
+// refused with ErrReport.
+func FuzzParsePeakStacks(f *testing.F) {
+	f.Add("0x7f (rtld.c);_dl_init (dl-init.c);0x7fc; 72704\nmain (alloc.c); 1500000\nmain (alloc.c); 0\n")
+	f.Add("a;b 3\n;; 1\n")
+	lim := config.Limits{MaxSamples: 100, MaxStackFrames: 1000, MaxStackDepth: 50, MaxStringBytes: 1 << 16}
+	f.Fuzz(func(t *testing.T, in string) {
+		ps, err := ParsePeakStacks(strings.NewReader(in), lim)
+		if err != nil {
+			return
+		}
+		var frames int64
+		for _, s := range ps {
+			if s.Bytes <= 0 || int64(len(s.Frames)) > lim.MaxStackDepth {
+				t.Fatalf("stack %+v", s)
+			}
+			frames += int64(len(s.Frames))
+		}
+		if int64(len(ps)) > lim.MaxSamples || frames > lim.MaxStackFrames {
+			t.Fatalf("%d stacks, %d frames beyond the limits", len(ps), frames)
+		}
+		_ = Profile(ps)
+	})
+}
