@@ -37,11 +37,12 @@ func ParsePeakStacks(r io.Reader, lim config.Limits) ([]PeakStack, error) {
 	lim = withDefaults(lim)
 	var out []PeakStack
 	var frames, n, str int64
+	seen := map[string]Frame{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	for sc.Scan() {
 		n++
-		l := sc.Text()
+		l := string(sc.Bytes()) // the line's frames are cut from it, then interned
 		if l == "" {
 			continue
 		}
@@ -69,13 +70,19 @@ func ParsePeakStacks(r io.Reader, lim config.Limits) ([]PeakStack, error) {
 		}
 		s := PeakStack{Bytes: v, Frames: make([]Frame, 0, len(parts))}
 		for _, p := range parts {
-			str += int64(len(p))
-			if str > lim.MaxStringBytes {
-				return nil, fmt.Errorf("%w: more than %d bytes of names (limits.max_string_bytes)", ErrReport, lim.MaxStringBytes)
-			}
-			f := Frame{Function: p}
-			if j := strings.LastIndex(p, " ("); j > 0 && strings.HasSuffix(p, ")") {
-				f.Function, f.File = p[:j], p[j+2:len(p)-1]
+			f, ok := seen[p]
+			if !ok {
+				// Names are kept once however many stacks repeat them.
+				str += int64(len(p))
+				if str > lim.MaxStringBytes {
+					return nil, fmt.Errorf("%w: more than %d bytes of names (limits.max_string_bytes)", ErrReport, lim.MaxStringBytes)
+				}
+				p = strings.Clone(p)
+				f = Frame{Function: p}
+				if j := strings.LastIndex(p, " ("); j > 0 && strings.HasSuffix(p, ")") {
+					f.Function, f.File = p[:j], p[j+2:len(p)-1]
+				}
+				seen[p] = f
 			}
 			s.Frames = append(s.Frames, f)
 		}
