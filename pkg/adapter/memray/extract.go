@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flameox/flameox/pkg/adapter"
@@ -156,22 +157,42 @@ func runReporters(ctx context.Context, sys System, in adapter.ExtractInput) (*re
 		return nil, fault.Wrap(fault.InternalError, err, "scratch directory for memray's reporters")
 	}
 	defer os.RemoveAll(dir)
-	aggregated := false
-	run := func(what string, args ...string) error {
-		argv := append([]string{py, "-m", "memray"}, args...)
-		_, err := sys.Output(ctx, argv, reporterTimeout)
-		var fe *fault.Error
-		if what == "memray stats" && errors.As(err, &fe) && strings.Contains(fe.Details["stderr"], errAggregated) {
-			aggregated = true
-			return nil
-		}
-		return reporterFault(err, what, in)
-	}
+	// The three reporters read the capture independently; they run at
+	// once, so an extraction lasts about as long as the slowest of them
+	// (each is mostly Python's and memray's start-up on small captures).
 	statsPath := filepath.Join(dir, "stats.json")
-	if err := run("memray stats", "stats", "--json", "-n", "10", "-o", statsPath, "-f", in.Path); err != nil {
-		return nil, err
+	jobs := []struct {
+		what, out string
+		args      []string
+		err       error
+	}{
+		{what: "memray stats", out: statsPath, args: []string{"stats", "--json", "-n", "10", "-o", statsPath, "-f", in.Path}},
+		{what: "memray transform csv", out: filepath.Join(dir, "peak.csv")},
+		{what: "memray transform csv --leaks", out: filepath.Join(dir, "leaks.csv")},
 	}
+	jobs[1].args = []string{"transform", "csv", "-o", jobs[1].out, "-f", in.Path}
+	jobs[2].args = []string{"transform", "csv", "-o", jobs[2].out, "-f", "--leaks", in.Path}
+	var wg sync.WaitGroup
+	for i := range jobs {
+		wg.Add(1)
+		go func(j int) {
+			defer wg.Done()
+			argv := append([]string{py, "-m", "memray"}, jobs[j].args...)
+			_, jobs[j].err = sys.Output(ctx, argv, reporterTimeout)
+		}(i)
+	}
+	wg.Wait()
 	rep := &report{}
+	var fe *fault.Error
+	aggregated := errors.As(jobs[0].err, &fe) && strings.Contains(fe.Details["stderr"], errAggregated)
+	for i, j := range jobs {
+		if i == 0 && aggregated {
+			continue
+		}
+		if err := reporterFault(j.err, j.what, in); err != nil {
+			return nil, err
+		}
+	}
 	if !aggregated {
 		f, err := os.Open(statsPath)
 		if err != nil {
@@ -183,21 +204,12 @@ func runReporters(ctx context.Context, sys System, in adapter.ExtractInput) (*re
 			return nil, fault.Wrap(fault.ArtifactParseFailed, err, "memray capture %s", in.ArtifactID).With("artifact_id", in.ArtifactID)
 		}
 	}
-	for _, t := range []struct {
-		file string
-		dst  *[]Record
-		flag []string
-	}{{"peak.csv", &rep.peak, nil}, {"leaks.csv", &rep.leaks, []string{"--leaks"}}} {
-		out := filepath.Join(dir, t.file)
-		args := append(append([]string{"transform", "csv", "-o", out, "-f"}, t.flag...), in.Path)
-		if err := run("memray transform csv", args...); err != nil {
-			return nil, err
-		}
-		f, err := os.Open(out)
+	for i, dst := range []*[]Record{&rep.peak, &rep.leaks} {
+		f, err := os.Open(jobs[i+1].out)
 		if err != nil {
-			return nil, fault.Wrap(fault.ArtifactParseFailed, err, "memray transform csv wrote nothing for %s", in.ArtifactID)
+			return nil, fault.Wrap(fault.ArtifactParseFailed, err, "%s wrote nothing for %s", jobs[i+1].what, in.ArtifactID)
 		}
-		*t.dst, err = ParseCSV(f, in.Limits)
+		*dst, err = ParseCSV(f, in.Limits)
 		f.Close()
 		if err != nil {
 			return nil, fault.Wrap(fault.ArtifactParseFailed, err, "memray capture %s", in.ArtifactID).With("artifact_id", in.ArtifactID)
