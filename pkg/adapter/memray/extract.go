@@ -3,12 +3,12 @@ package memray
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/flameox/flameox/pkg/adapter"
@@ -144,6 +144,38 @@ func (r *report) limitations() []string {
 	return lim
 }
 
+// driverScript runs memray's command-line entry point
+// (memray.commands.main, what `python3 -m memray` calls) once per
+// reporter in one interpreter, so an extraction pays Python's and
+// memray's start-up once instead of three times. Each reporter's stderr
+// and status (an exception is status 1 with its message) come back as
+// one JSON line on stdout.
+const driverScript = `import contextlib, io, json, sys
+from memray.commands import main
+res = []
+for args in json.loads(sys.argv[1]):
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            rc = main(args) or 0
+    except SystemExit as e:
+        rc = e.code if isinstance(e.code, int) else 1
+    except Exception as e:
+        rc = 1
+        err.write("%s: %s\n" % (type(e).__name__, e))
+    res.append({"rc": rc, "stderr": err.getvalue()[-4096:]})
+sys.stdout.write("\n" + json.dumps(res) + "\n")
+`
+
+// lastLine is the last non-empty line of b.
+func lastLine(b []byte) []byte {
+	b = bytes.TrimRight(b, "\n")
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		return b[i+1:]
+	}
+	return b
+}
+
 // runReporters runs memray stats and the two csv transforms into a
 // scratch directory and parses what they wrote.
 func runReporters(ctx context.Context, sys System, in adapter.ExtractInput) (*report, error) {
@@ -157,9 +189,6 @@ func runReporters(ctx context.Context, sys System, in adapter.ExtractInput) (*re
 		return nil, fault.Wrap(fault.InternalError, err, "scratch directory for memray's reporters")
 	}
 	defer os.RemoveAll(dir)
-	// The three reporters read the capture independently; they run at
-	// once, so an extraction lasts about as long as the slowest of them
-	// (each is mostly Python's and memray's start-up on small captures).
 	statsPath := filepath.Join(dir, "stats.json")
 	jobs := []struct {
 		what, out string
@@ -172,16 +201,27 @@ func runReporters(ctx context.Context, sys System, in adapter.ExtractInput) (*re
 	}
 	jobs[1].args = []string{"transform", "csv", "-o", jobs[1].out, "-f", in.Path}
 	jobs[2].args = []string{"transform", "csv", "-o", jobs[2].out, "-f", "--leaks", in.Path}
-	var wg sync.WaitGroup
-	for i := range jobs {
-		wg.Add(1)
-		go func(j int) {
-			defer wg.Done()
-			argv := append([]string{py, "-m", "memray"}, jobs[j].args...)
-			_, jobs[j].err = sys.Output(ctx, argv, reporterTimeout)
-		}(i)
+	all := make([][]string, len(jobs))
+	for i, j := range jobs {
+		all[i] = j.args
 	}
-	wg.Wait()
+	spec, _ := json.Marshal(all)
+	out, err := sys.Output(ctx, []string{py, "-c", driverScript, string(spec)}, reporterTimeout)
+	if err != nil {
+		return nil, reporterFault(err, "memray", in)
+	}
+	var results []struct {
+		RC     int    `json:"rc"`
+		Stderr string `json:"stderr"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(lastLine(out)), &results); err != nil || len(results) != len(jobs) {
+		return nil, fault.New(fault.InternalError, "memray's reporters answered %q", string(out)).With("artifact_id", in.ArtifactID)
+	}
+	for i, r := range results {
+		if r.RC != 0 {
+			jobs[i].err = fault.New(fault.ProcessFailed, "%s exited with status %d", jobs[i].what, r.RC).With("stderr", r.Stderr)
+		}
+	}
 	rep := &report{}
 	var fe *fault.Error
 	aggregated := errors.As(jobs[0].err, &fe) && strings.Contains(fe.Details["stderr"], errAggregated)
@@ -230,7 +270,7 @@ func reporterFault(err error, what string, in adapter.ExtractInput) error {
 		return err
 	}
 	stderr := fe.Details["stderr"]
-	if strings.Contains(stderr, "No module named memray") {
+	if strings.Contains(stderr, "No module named memray") || strings.Contains(stderr, "No module named 'memray'") {
 		return fault.New(fault.CapabilityUnavailable, "extracting a memray capture needs memray, which python3 cannot import").
 			With("artifact_id", in.ArtifactID).With("missing", "memray").Fix(installRemedy + ".")
 	}
