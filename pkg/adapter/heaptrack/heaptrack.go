@@ -21,9 +21,13 @@ const Name = "heaptrack"
 const KindMemory = "memory_profile"
 
 // DataFile is the capture's data file in the output directory: heaptrack
-// is given OUT/heaptrack.flameox and appends ".zst" (builds with zstd,
-// every heaptrack since 1.2 in Debian) to it.
-const DataFile = "heaptrack.flameox.zst"
+// is given OUT/heaptrack.flameox and appends ".zst" to it when its build
+// supports zstd and the zstd command is on PATH (Debian's heaptrack), else
+// ".gz" (DataFileGzip).
+const (
+	DataFile     = "heaptrack.flameox.zst"
+	DataFileGzip = "heaptrack.flameox.gz"
+)
 
 // MediaType of the data files.
 const MediaType = "application/x-heaptrack"
@@ -117,9 +121,13 @@ func (a *Adapter) Plan(req adapter.PlanRequest) (*adapter.Plan, error) {
 		exe = p
 	}
 	out := filepath.Join(req.OutputDir, strings.TrimSuffix(DataFile, ".zst"))
+	file := DataFile
+	if a.look("zstd") == "" {
+		file = DataFileGzip // heaptrack's script compresses with zstd only when the command exists
+	}
 	return &adapter.Plan{
 		Adapter: Name, Argv: append([]string{exe, "-o", out}, req.Argv...), Env: []string{},
-		Artifacts:   []adapter.ArtifactDecl{{RelPath: DataFile, Kind: KindMemory, Role: "primary", MediaType: MediaType, Required: true}},
+		Artifacts:   []adapter.ArtifactDecl{{RelPath: file, Kind: KindMemory, Role: "primary", MediaType: MediaType, Required: true}},
 		Steps:       []adapter.Step{},
 		Overhead:    "every allocation and free is traced (a backtrace unwound per call) and streamed to heaptrack_interpret: allocation-heavy programs run several times slower",
 		Permissions: []string{},

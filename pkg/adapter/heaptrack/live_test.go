@@ -42,9 +42,15 @@ func TestLiveCapture(t *testing.T) {
 	if m.ExecutionStatus != run.ExecSucceeded || m.CaptureStatus != run.CaptureRegistered {
 		t.Fatalf("run %s/%s: %+v\nstderr:\n%s", m.ExecutionStatus, m.CaptureStatus, m.Error, l.Stderr())
 	}
-	reg, ok := l.Regs[DataFile]
+	file := ""
+	for _, d := range l.Result.Plan.Artifacts {
+		if d.Kind == KindMemory {
+			file = d.RelPath
+		}
+	}
+	reg, ok := l.Regs[file]
 	if !ok || reg.Kind != KindMemory {
-		t.Fatalf("%s is not registered as %s: %+v", DataFile, KindMemory, m.Artifacts)
+		t.Fatalf("%s is not registered as %s: %+v", file, KindMemory, m.Artifacts)
 	}
 	path := l.Path(reg)
 	if _, err := os.Stat(path); err != nil {
