@@ -28,7 +28,7 @@ var Measurements = newTable("measurements", 1, 0,
 	opt("variant_id", tStr, "experiment variant").dict(),
 	opt("order_in_block", tI32, "position in the block"),
 	opt("phase", tStr, "phase annotation active when measured").dict(),
-	opt("dimensions", tStrMap, "remaining labels (never used for hot filters); process facts: process (started, workload or collector), processes (command names), source (wait4, proc_stat, sampled, unknown); pyperf: loops, inner_loops, orig_unit, calibration (on the warm-ups of a calibration run); go test: every configuration key in force at the line (goos, goarch, pkg, cpu, user keys), gomaxprocs, name.base, name.KEY, orig_unit; hyperfine: parameter.NAME, result_index"),
+	opt("dimensions", tStrMap, "remaining labels (never used for hot filters); process facts: process (started, workload or collector), processes (command names), source (wait4, proc_stat, sampled, unknown); pyperf: loops, inner_loops, orig_unit, calibration (on the warm-ups of a calibration run); go test: every configuration key in force at the line (goos, goarch, pkg, cpu, user keys), gomaxprocs, name.base, name.KEY, orig_unit; hyperfine: parameter.NAME, result_index; heaptrack (memory.*): source, printed (heaptrack_print's text), precision_bytes, heaptrack_header, includes_collector (memory.peak_rss); memray (memory.*): source, allocator"),
 	req("evidence_level", tStr, "observed | derived | inferred").dict(),
 )
 
