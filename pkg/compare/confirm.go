@@ -481,6 +481,8 @@ func (c *Comparison) estimate(logRatios []float64) error {
 	c.Ratio, c.RatioLow, c.RatioHigh = &r.Estimate, &r.Lo, &r.Hi
 	if iv.Degenerate {
 		c.Limitations = append(c.Limitations, "the interval is degenerate: "+iv.Reason)
+	} else if iv.Lo == iv.Hi {
+		c.Limitations = append(c.Limitations, fmt.Sprintf("the interval has no width: the middle blocks' ratios tie (%d blocks; a deterministic metric such as retained bytes gives one ratio in every block); the order-statistic interval keeps its confidence with ties, so the decision stands", iv.N))
 	}
 	d, err := stats.Decide(r, c.Threshold, c.Polarity)
 	if err != nil {

@@ -13,7 +13,11 @@ import (
 // Order-statistic interval methods for the median. They draw nothing at
 // random: the interval is a pair of the sample's own order statistics,
 // chosen from the Binomial(n, 1/2) law of how many values fall below the
-// population median, which holds for any continuous distribution.
+// population median. For OrderStatistic the coverage bound
+// P(x(k) <= m <= x(n-k+1)) >= 1 - 2 P(B <= k-1) holds for any
+// distribution, discrete ones with ties included: a metric that gives the
+// same value in every block (retained bytes of a deterministic program)
+// has an interval of no width that still carries the confidence.
 const (
 	// OrderStatistic is the exact distribution-free interval
 	// [x(k), x(n-k+1)] with the largest k whose binomial coverage is at
@@ -62,7 +66,7 @@ func medianOrderInterval(xs []float64, opt Options) (Interval, error) {
 	if n == 1 {
 		return degenerate(iv, "one value: no interval can be drawn from a single block"), nil
 	}
-	if s[0] == s[n-1] {
+	if s[0] == s[n-1] && opt.Method != OrderStatistic {
 		return degenerate(iv, "every value is the same: the interval cannot have width"), nil
 	}
 	bin := distuv.Binomial{N: float64(n), P: 0.5}
@@ -88,7 +92,8 @@ func medianOrderInterval(xs []float64, opt Options) (Interval, error) {
 			iv.Hi = (1-lambda)*s[n-k] + lambda*s[n-k-1]
 		}
 	}
-	if iv.Lo == iv.Hi {
+	if iv.Lo == iv.Hi && opt.Method != OrderStatistic {
+		// The interpolation assumes a continuous law; ties void it.
 		return degenerate(iv, "the order statistics that bound the interval are equal: ties leave it no width"), nil
 	}
 	return iv, nil

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -33,8 +34,12 @@ func TestMedianOrderInterval(t *testing.T) {
 		{"seven at 0.99", oneTo(7), Interpolated, 0.99, 4, 4, true},
 		{"one value", []float64{2}, OrderStatistic, 0.95, 2, 2, true},
 		{"identical", []float64{3, 3, 3, 3, 3, 3, 3}, Interpolated, 0.95, 3, 3, true},
-		// The bounding order statistics tie: no width.
-		{"ties", []float64{0, 1, 1, 1, 1, 1, 1, 1, 1, 2}, OrderStatistic, 0.95, 1, 1, true},
+		// The bounding order statistics tie: no width, and still the
+		// confidence (the bound holds with ties; see the coverage test).
+		{"ties", []float64{0, 1, 1, 1, 1, 1, 1, 1, 1, 2}, OrderStatistic, 0.95, 1, 1, false},
+		{"identical exact", []float64{3, 3, 3, 3, 3, 3, 3}, OrderStatistic, 0.95, 3, 3, false},
+		{"identical too few", []float64{3, 3, 3, 3, 3}, OrderStatistic, 0.95, 3, 3, true},
+		{"ties interpolated", []float64{0, 1, 1, 1, 1, 1, 1, 1, 1, 2}, Interpolated, 0.95, 1, 1, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,6 +63,50 @@ func TestMedianOrderInterval(t *testing.T) {
 				t.Errorf("estimate %v, want the median %v", iv.Estimate, want)
 			}
 		})
+	}
+}
+
+// TestMedianOrderIntervalDiscreteCoverage checks that the exact interval
+// keeps its coverage on a law with heavy ties, where a zero-width
+// interval is common: the binomial bound needs no continuity.
+func TestMedianOrderIntervalDiscreteCoverage(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	draw := func() float64 { // P(0) = 0.2, P(1) = 0.6, P(2) = 0.2: median 1
+		switch u := rng.Float64(); {
+		case u < 0.2:
+			return 0
+		case u < 0.8:
+			return 1
+		}
+		return 2
+	}
+	for _, n := range []int{6, 10, 25} {
+		covered, zero, trials := 0, 0, 20000
+		for range trials {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = draw()
+			}
+			iv, err := MedianInterval(xs, Options{Method: OrderStatistic, Confidence: 0.95})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if iv.Degenerate {
+				t.Fatalf("n %d: degenerate (%s)", n, iv.Reason)
+			}
+			if iv.Lo <= 1 && 1 <= iv.Hi {
+				covered++
+			}
+			if iv.Lo == iv.Hi {
+				zero++
+			}
+		}
+		if c := float64(covered) / float64(trials); c < 0.95 {
+			t.Errorf("n %d: coverage %.4f < 0.95", n, c)
+		}
+		if n == 25 && zero == 0 {
+			t.Errorf("n %d: no zero-width interval in %d trials: the test does not exercise ties", n, trials)
+		}
 	}
 }
 
