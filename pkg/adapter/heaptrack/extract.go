@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flameox/flameox/pkg/adapter"
@@ -78,67 +81,214 @@ func (*Adapter) Accepts(in adapter.ExtractInput) bool {
 	return validHeader(b[:n])
 }
 
-// Extract checks the file's envelope, runs heaptrack_print on it through
-// the broker and writes the summary as measurements.
+// Extract checks the file's envelope while heaptrack_print runs on it
+// through the broker, and writes the summary as measurements, the flame
+// graphs as frames and stacks and the massif export as the timeline.
 func (a *Adapter) Extract(ctx context.Context, in adapter.ExtractInput, sink adapter.Sink) (*adapter.Extraction, error) {
-	header, err := Envelope(in.Path, in.Limits)
-	if err != nil {
-		if errors.Is(err, ErrEnvelope) {
-			return nil, parseFault(err, in)
-		}
-		return nil, fault.Wrap(fault.ArtifactIntegrityFailed, err, "open %s", in.ArtifactID)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type envelope struct {
+		header string
+		err    error
 	}
-	rep, ps, err := a.Report(ctx, in.Path, in.Limits)
+	envc := make(chan envelope, 1)
+	go func() {
+		h, err := Envelope(in.Path, in.Limits)
+		if err != nil {
+			cancel() // heaptrack_print's output of a broken file is not used
+		}
+		envc <- envelope{h, err}
+	}()
+	ev, err := a.Evidence(ctx, in.Path, in.Limits)
+	env := <-envc
+	if env.err != nil {
+		if errors.Is(env.err, ErrEnvelope) {
+			return nil, parseFault(env.err, in)
+		}
+		return nil, fault.Wrap(fault.ArtifactIntegrityFailed, env.err, "open %s", in.ArtifactID)
+	}
 	if err != nil {
 		return nil, err
 	}
-	exact := exactPeak(rep, ps)
+	rep := ev.Report
+	exact := exactPeak(rep, ev.Flame)
 	w := &adapter.Measurements{Sink: sink, RunID: in.RunID, ArtifactID: in.ArtifactID}
-	if err := writeSummary(w, rep, header, exact); err != nil {
+	if err := writeSummary(w, rep, env.header, exact); err != nil {
 		return nil, err
 	}
 	res := &adapter.Extraction{Extractor: ExtractorName, Version: ExtractorVersion,
-		Rows: map[string]int64{}, Limitations: limitations(rep, exact)}
-	if err := stackRows(ctx, ps, in, sink, res); err != nil {
+		Rows: map[string]int64{}, Limitations: limitations(ev, exact)}
+	if ev.Timeline != nil {
+		lim, err := writeTimeline(w, ev.Timeline, env.header)
+		if err != nil {
+			return nil, err
+		}
+		res.Limitations = append(res.Limitations, lim...)
+	}
+	if err := stackRows(ctx, ev.Flame, in, sink, res); err != nil {
 		return nil, err
 	}
 	res.Rows["measurements"] += w.N
 	return res, nil
 }
 
-// Report runs heaptrack_print on path (no envelope check) and parses its
-// report and, written in the same run, its flame-graph file of the bytes
-// each backtrace held at the peak.
-func (a *Adapter) Report(ctx context.Context, path string, lim config.Limits) (*Report, []PeakStack, error) {
+// Evidence is what heaptrack_print wrote for one file.
+type Evidence struct {
+	Report *Report
+	// Flame holds the flame graphs of every cost type read (CostPeak and
+	// CostLeaked always; CostAllocs and CostTemporary unless Skipped says
+	// why not), merged by backtrace.
+	Flame *FlameGraphs
+	// Timeline is the massif export, nil when Skipped says why.
+	Timeline *Timeline
+	// Skipped says which outputs were not asked for, and why.
+	Skipped []string
+}
+
+// Bounds of the outputs that cost heaptrack_print another pass over the
+// file, decided from the first pass's output so that they are the same on
+// every machine:
+//   - countFlameBytes: the count cost types (allocations, temporary) are
+//     read when the peak flame graph is at most this large. Each is a
+//     whole heaptrack_print run, and heaptrack_print's time is mostly
+//     writing the flame graph, so this bounds what they add.
+//   - massifWork: the massif export is read when calls to allocation
+//     functions times backtraces is at most this. heaptrack_print copies
+//     its table of every backtrace's costs at each new high of the heap
+//     while it writes the export (heaptrack_print.cpp, handleAllocation),
+//     so its time grows with that product, not with the file.
+const (
+	countFlameBytes = 16 << 20
+	massifWork      = 250_000_000
+)
+
+// Evidence runs heaptrack_print on path (no envelope check): the report
+// and the peak flame graph in one run and, at the same time, the leaked
+// flame graph; then, where the bounds above allow, the allocations and
+// temporary flame graphs and the massif export, at the same time.
+// heaptrack_print writes one flame graph (one cost type) per run, hence
+// the runs.
+func (a *Adapter) Evidence(ctx context.Context, path string, lim config.Limits) (*Evidence, error) {
 	exe := a.look("heaptrack_print")
 	if exe == "" {
-		return nil, nil, fault.New(fault.CapabilityUnavailable, "heaptrack_print is not installed: flameox reads heaptrack files only through it (the data format is private to heaptrack)").
+		return nil, fault.New(fault.CapabilityUnavailable, "heaptrack_print is not installed: flameox reads heaptrack files only through it (the data format is private to heaptrack)").
 			Fix(installRemedy)
 	}
 	named, cleanup, err := nameByContent(path)
 	if err != nil {
-		return nil, nil, fault.Wrap(fault.ArtifactIntegrityFailed, err, "prepare %s for heaptrack_print", path)
+		return nil, fault.Wrap(fault.ArtifactIntegrityFailed, err, "prepare %s for heaptrack_print", path)
 	}
 	defer cleanup()
-	flame := filepath.Join(filepath.Dir(named), "peak.stacks")
-	out, err := a.Sys.Output(ctx, append(PrintArgv(exe, named), "--flamegraph-cost-type", "peak", "--print-flamegraph", flame), reportLimit, printTimeout)
+	dir := filepath.Dir(named)
+	flamePath := func(c Cost) string { return filepath.Join(dir, c.Flag+".stacks") }
+	quiet := []string{exe, "--file", named, "--print-peaks=0", "--print-allocators=0", "--print-temporary=0", "--print-leaks=0"}
+	flameRun := func(c Cost) []string {
+		return append(slices.Clone(quiet), "--flamegraph-cost-type", c.Flag, "--print-flamegraph", flamePath(c))
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var runs []*printRun
+	start := func(argv []string, limit int64) *printRun {
+		r := a.start(ctx, argv, limit)
+		runs = append(runs, r)
+		return r
+	}
+	defer func() { // before cleanup removes their files
+		cancel()
+		for _, r := range runs {
+			r.wait()
+		}
+	}()
+	main := start(append(PrintArgv(exe, named), "--flamegraph-cost-type", CostPeak.Flag, "--print-flamegraph", flamePath(CostPeak)), reportLimit)
+	leaked := start(flameRun(CostLeaked), 1<<20)
+	out, err := main.wait()
 	if err != nil {
-		return nil, nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print %s", path)
+		return nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print %s", path)
 	}
 	rep, err := ParseReport(bytes.NewReader(out), lim)
 	if err != nil {
-		return nil, nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print's report of %s", path)
+		return nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print's report of %s", path)
 	}
-	f, err := os.Open(flame)
+	ev := &Evidence{Report: rep}
+	costs := []Cost{CostPeak, CostLeaked}
+	fi, err := os.Stat(flamePath(CostPeak))
 	if err != nil {
-		return nil, nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print wrote no flame-graph file for %s", path)
+		return nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print wrote no flame-graph file for %s", path)
+	}
+	counts := fi.Size() <= countFlameBytes
+	var more []*printRun
+	if counts {
+		costs = append(costs, CostAllocs, CostTemporary)
+		more = append(more, start(flameRun(CostAllocs), 1<<20), start(flameRun(CostTemporary), 1<<20))
+	} else {
+		ev.Skipped = append(ev.Skipped, fmt.Sprintf("no %s or %s stacks: heaptrack_print's peak flame graph of this file is %d bytes, over the %d for which flameox runs heaptrack_print twice more (once per cost type); `heaptrack_print --flamegraph-cost-type allocations -F OUT FILE` writes them",
+			CostAllocs.SampleType, CostTemporary.SampleType, fi.Size(), countFlameBytes))
+	}
+	ev.Flame = NewFlameGraphs(costs, lim)
+	if err := readFlame(ev.Flame, 0, flamePath(CostPeak)); err != nil {
+		return nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print's peak flame graph of %s", path)
+	}
+	var massifRun *printRun
+	massifOut := filepath.Join(dir, "heaptrack.massif")
+	if calls, traces := *rep.Summary.Allocations, ev.Flame.Lines[0]; calls <= massifWork && traces <= massifWork && calls*traces <= massifWork {
+		massifRun = start(append(slices.Clone(quiet), "--massif-detailed-freq", "0", "--print-massif", massifOut), 1<<20)
+	} else {
+		ev.Skipped = append(ev.Skipped, fmt.Sprintf("no timeline (memory.snapshot.heap): heaptrack_print's massif export takes time in proportion to calls to allocation functions times backtraces, %d × %d for this file, over the %d flameox allows; `heaptrack_print --print-massif OUT FILE` writes it",
+			*rep.Summary.Allocations, ev.Flame.Lines[0], int64(massifWork)))
+	}
+	for i, r := range append([]*printRun{leaked}, more...) {
+		c := costs[i+1]
+		if _, err := r.wait(); err != nil {
+			return nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print --flamegraph-cost-type %s %s", c.Flag, path)
+		}
+		if err := readFlame(ev.Flame, i+1, flamePath(c)); err != nil {
+			return nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print's %s flame graph of %s", c.Flag, path)
+		}
+	}
+	if massifRun != nil {
+		if _, err := massifRun.wait(); err != nil {
+			return nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print --print-massif %s", path)
+		}
+		f, err := os.Open(massifOut)
+		if err != nil {
+			return nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print wrote no massif export for %s", path)
+		}
+		ev.Timeline, err = ParseTimeline(f, lim)
+		f.Close()
+		if err != nil {
+			return nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print's massif export of %s", path)
+		}
+	}
+	return ev, nil
+}
+
+func readFlame(g *FlameGraphs, col int, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
 	}
 	defer f.Close()
-	ps, err := ParsePeakStacks(f, lim)
-	if err != nil {
-		return nil, nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print's flame-graph file of %s", path)
-	}
-	return rep, ps, nil
+	return g.Read(col, f)
+}
+
+// printRun is a heaptrack_print started in the background.
+type printRun struct {
+	out  []byte
+	err  error
+	done chan struct{}
+}
+
+func (a *Adapter) start(ctx context.Context, argv []string, limit int64) *printRun {
+	r := &printRun{done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.out, r.err = a.Sys.Output(ctx, argv, limit, printTimeout)
+	}()
+	return r
+}
+
+func (r *printRun) wait() ([]byte, error) {
+	<-r.done
+	return r.out, r.err
 }
 
 // nameByContent returns a path to the file that heaptrack_print reads
@@ -200,11 +350,8 @@ const (
 // exactPeak returns the sum of the peak stacks' bytes when it is what
 // the summary's rounded peak heap says (heaptrack's peak costs are the
 // bytes each backtrace held at the peak, so they add up to it), else nil.
-func exactPeak(rep *Report, ps []PeakStack) *int64 {
-	var sum int64
-	for _, s := range ps {
-		sum += s.Bytes
-	}
+func exactPeak(rep *Report, g *FlameGraphs) *int64 {
+	sum := g.Total(0)
 	if rep.Summary.PeakHeap == nil || FormatBytes(sum) != rep.Summary.Text["peak_heap"] {
 		return nil
 	}
@@ -255,10 +402,15 @@ func writeSummary(w *adapter.Measurements, rep *Report, header string, exact *in
 	return nil
 }
 
-func limitations(rep *Report, exact *int64) []string {
+func limitations(ev *Evidence, exact *int64) []string {
+	rep := ev.Report
+	var types []string
+	for _, c := range ev.Flame.Costs {
+		types = append(types, c.SampleType+" ("+c.Flag+")")
+	}
 	lim := []string{
 		"read through heaptrack_print (heaptrack's data format is private): byte figures are its rounded ones (two decimals, 1000-based units above 1000 B); dimensions.printed keeps the text and dimensions.precision_bytes the bound",
-		"frames and stacks are the bytes each backtrace held at the peak (heaptrack_print's flame graph, peak cost type), exact, under sample type " + SampleType,
+		"frames and stacks are heaptrack_print's flame graphs, exact, one sample type per cost type: " + strings.Join(types, ", ") + "; " + SampleType + " (the bytes each backtrace held at the peak) is the default, retained_space the bytes not freed at exit (leaks heaptrack's suppressions matched excluded), alloc_objects the calls to allocation functions, temporary_objects the allocations freed right away",
 		"memory.peak_rss includes heaptrack's own overhead (dimensions.includes_collector)",
 		"memory.leaked excludes the leaks heaptrack's suppressions matched",
 	}
@@ -268,7 +420,7 @@ func limitations(rep *Report, exact *int64) []string {
 	if rep.Summary.PeakRSS == nil {
 		lim = append(lim, "heaptrack_print reported no peak RSS for this file")
 	}
-	return lim
+	return append(lim, ev.Skipped...)
 }
 
 var (

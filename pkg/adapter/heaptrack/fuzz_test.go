@@ -38,27 +38,46 @@ func FuzzParseReport(f *testing.F) {
 	})
 }
 
-// FuzzParsePeakStacks: flame-graph lines parse within the limits or are
-// refused with ErrReport.
-func FuzzParsePeakStacks(f *testing.F) {
-	f.Add("0x7f (rtld.c);_dl_init (dl-init.c);0x7fc; 72704\nmain (alloc.c); 1500000\nmain (alloc.c); 0\n")
-	f.Add("a;b 3\n;; 1\n")
+// FuzzFlameGraphs: flame-graph lines of two cost types merge within the
+// limits or are refused with ErrReport.
+func FuzzFlameGraphs(f *testing.F) {
+	f.Add("0x7f (rtld.c);_dl_init (dl-init.c);0x7fc; 72704\nmain (alloc.c); 1500000\nmain (alloc.c); 0\n", "main (alloc.c); 10\nx; 1\n")
+	f.Add("a;b 3\n;; 1\n", "a;b 4\n")
 	lim := config.Limits{MaxSamples: 100, MaxStackFrames: 1000, MaxStackDepth: 50, MaxStringBytes: 1 << 16}
-	f.Fuzz(func(t *testing.T, in string) {
-		ps, err := ParsePeakStacks(strings.NewReader(in), lim)
-		if err != nil {
+	f.Fuzz(func(t *testing.T, peak, allocs string) {
+		g := NewFlameGraphs([]Cost{CostPeak, CostAllocs}, lim)
+		if g.Read(0, strings.NewReader(peak)) != nil || g.Read(1, strings.NewReader(allocs)) != nil {
 			return
 		}
 		var frames int64
-		for _, s := range ps {
-			if s.Bytes <= 0 || int64(len(s.Frames)) > lim.MaxStackDepth {
+		for _, s := range g.Stacks {
+			if s.Values[0] <= 0 && s.Values[1] <= 0 || int64(len(g.Frames(s))) > lim.MaxStackDepth {
 				t.Fatalf("stack %+v", s)
 			}
-			frames += int64(len(s.Frames))
+			frames += int64(len(s.ids))
 		}
-		if int64(len(ps)) > lim.MaxSamples || frames > lim.MaxStackFrames {
-			t.Fatalf("%d stacks, %d frames beyond the limits", len(ps), frames)
+		if int64(len(g.Stacks)) > lim.MaxSamples || frames > lim.MaxStackFrames {
+			t.Fatalf("%d stacks, %d frames beyond the limits", len(g.Stacks), frames)
 		}
-		_ = Profile(ps)
+		if p := g.Profile(); len(p.Sample) != len(g.Stacks) || p.CheckValid() != nil {
+			t.Fatalf("profile: %v", p.CheckValid())
+		}
+	})
+}
+
+// FuzzParseTimeline: heaptrack_print's massif export parses within the
+// limits (one time text per snapshot) or is refused, never hangs.
+func FuzzParseTimeline(f *testing.F) {
+	f.Add("#-----------\nsnapshot=0\n#-----------\ntime=0.001\nmem_heap_B=1000\nmem_heap_extra_B=0\nmem_stacks_B=0\nheap_tree=empty\ndesc: heaptrack\ncmd: ./alloc\ntime_unit: s\n")
+	f.Add("desc: heaptrack\ncmd: a\ntime_unit: s\n#-----------\nsnapshot=0\n#-----------\ntime=1.5e+06\nmem_heap_B=3\nmem_heap_extra_B=0\nmem_stacks_B=0\nheap_tree=detailed\nn1: 3 (heap allocation functions) malloc/new/new[], --alloc-fns, etc.\n n0: 3 in 2 places, all below massif's threshold (1)\n")
+	lim := config.Limits{MaxSamples: 50, MaxDecompressedBytes: 1 << 16, MaxLocations: 100, MaxStackDepth: 20, MaxStringBytes: 1 << 12}
+	f.Fuzz(func(t *testing.T, in string) {
+		tl, err := ParseTimeline(strings.NewReader(in), lim)
+		if err != nil {
+			return
+		}
+		if len(tl.Times) != len(tl.File.Snapshots) || int64(len(tl.Times)) > lim.MaxSamples {
+			t.Fatalf("%d times, %d snapshots", len(tl.Times), len(tl.File.Snapshots))
+		}
 	})
 }
