@@ -5,14 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/adapter/stacks"
+	"github.com/flameox/flameox/pkg/config"
 	"github.com/flameox/flameox/pkg/digest"
 	"github.com/flameox/flameox/pkg/evidence/schema"
 	"github.com/flameox/flameox/pkg/fault"
@@ -20,8 +23,10 @@ import (
 
 // Extractor identity.
 const (
-	ExtractorName    = "memray"
-	ExtractorVersion = "1"
+	ExtractorName = "memray"
+	// ExtractorVersion 2: memory.snapshot.heap and memory.snapshot.rss
+	// rows from memray's memory snapshots (the timeline).
+	ExtractorVersion = "2"
 )
 
 // reporterTimeout bounds one memray reporter run on one capture.
@@ -29,7 +34,9 @@ const reporterTimeout = 10 * time.Minute
 
 // Extractor reads memray captures through memray's own reporters:
 // `memray stats --json` for the totals and the peak, `memray transform
-// csv` (at the peak, and with --leaks at exit) for the allocation stacks.
+// csv` (at the peak, and with --leaks at exit) for the allocation stacks,
+// and memray's public memray.FileReader(...).get_memory_snapshots() for
+// the heap and resident set over time (at most MaxSnapshots of them).
 // It never decodes memray's binary format, which changes with every
 // header version; a capture the installed memray cannot read is refused
 // with memray's reason.
@@ -99,6 +106,9 @@ func (e *Extractor) Extract(ctx context.Context, in adapter.ExtractInput, sink a
 	if err := writeMeasurements(m, in.ArtifactID, rep); err != nil {
 		return nil, err
 	}
+	if err := writeSnapshots(m, in.ArtifactID, rep); err != nil {
+		return nil, err
+	}
 	res.Rows[schema.Measurements.Name] = m.N
 	if len(rep.peak)+len(rep.leaks) > 0 {
 		sx, err := writeStacks(ctx, in, rep, sink)
@@ -118,6 +128,10 @@ type report struct {
 	// --aggregate`), which memray stats refuses.
 	stats       *Stats
 	peak, leaks []Record
+	// snapshots are memray's memory snapshots, nil with snapshotsErr
+	// saying why when there are none to read.
+	snapshots    *Snapshots
+	snapshotsErr string
 }
 
 // errAggregated is memray stats' refusal of a pre-aggregated capture.
@@ -132,6 +146,7 @@ func (r *report) retained() (n, bytes int64) {
 
 func (r *report) limitations() []string {
 	lim := []string{"numbers and stacks are memray's own reporters' (memray stats --json, memray transform csv), run on the stored capture"}
+	lim = append(lim, r.snapshotLimitations()...)
 	if r.stats == nil {
 		return append(lim, "a pre-aggregated capture (memray run --aggregate): memray stats refuses it, so the peak is the sum of memray transform csv at the high-water mark, and the total allocated, the allocation count and the allocator breakdown are unknown")
 	}
@@ -144,16 +159,37 @@ func (r *report) limitations() []string {
 	return lim
 }
 
+// snapshotLimitations say what the timeline (memory.snapshot.* rows) is,
+// or why there is none.
+func (r *report) snapshotLimitations() []string {
+	switch {
+	case r.snapshots == nil:
+		return []string{"no timeline (memory.snapshot.* rows): " + r.snapshotsErr}
+	case r.snapshots.Total == 0:
+		return []string{"no timeline (memory.snapshot.* rows): memray recorded no memory snapshots in this capture"}
+	}
+	lim := []string{"memory.snapshot.heap is the heap memray had tracked when its background thread took the snapshot (every 10 ms unless the capture chose otherwise), so it never exceeds memory.peak_heap and a peak between two snapshots is missed; memory.snapshot.rss is the process's resident set at that moment, which includes what memray does not track (the interpreter, memray itself, freed memory the allocator keeps)"}
+	if n := len(r.snapshots.Kept); n < r.snapshots.Total {
+		lim = append(lim, fmt.Sprintf("%d of memray's %d memory snapshots are kept as memory.snapshot.* rows: evenly spaced, with the first, the last and the one with the largest heap (snapshot %d)", n, r.snapshots.Total, r.snapshots.MaxHeap))
+	}
+	return lim
+}
+
 // driverScript runs memray's command-line entry point
 // (memray.commands.main, what `python3 -m memray` calls) once per
 // reporter in one interpreter, so an extraction pays Python's and
 // memray's start-up once instead of three times. Each reporter's stderr
 // and status (an exception is status 1 with its message) come back as
-// one JSON line on stdout.
+// one JSON object on the last line of stdout. In the same interpreter it
+// then writes memray's memory snapshots, through memray's public
+// memray.FileReader(path).get_memory_snapshots(), as "time_ms,rss,heap"
+// lines (ParseSnapshots); where memray refuses, the reason comes back as
+// snapshots_error and the extraction goes on without them.
 const driverScript = `import contextlib, io, json, sys
 from memray.commands import main
+spec = json.loads(sys.argv[1])
 res = []
-for args in json.loads(sys.argv[1]):
+for args in spec["reporters"]:
     err = io.StringIO()
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
@@ -164,7 +200,17 @@ for args in json.loads(sys.argv[1]):
         rc = 1
         err.write("%s: %s\n" % (type(e).__name__, e))
     res.append({"rc": rc, "stderr": err.getvalue()[-4096:]})
-sys.stdout.write("\n" + json.dumps(res) + "\n")
+snap = spec["snapshots"]
+snap_err = ""
+try:
+    import memray
+    with memray.FileReader(snap["capture"], max_memory_records=snap["max_records"]) as r, open(snap["out"], "w") as f:
+        f.write("time_ms,rss,heap\n")
+        for s in r.get_memory_snapshots():
+            f.write("%d,%d,%d\n" % (s.time, s.rss, s.heap))
+except Exception as e:
+    snap_err = ("%s: %s" % (type(e).__name__, e))[:1024]
+sys.stdout.write("\n" + json.dumps({"reporters": res, "snapshots_error": snap_err}) + "\n")
 `
 
 // lastLine is the last non-empty line of b.
@@ -205,18 +251,24 @@ func runReporters(ctx context.Context, sys System, in adapter.ExtractInput) (*re
 	for i, j := range jobs {
 		all[i] = j.args
 	}
-	spec, _ := json.Marshal(all)
+	snapPath := filepath.Join(dir, "snapshots.csv")
+	spec, _ := json.Marshal(map[string]any{"reporters": all,
+		"snapshots": map[string]any{"capture": in.Path, "out": snapPath, "max_records": maxSnapshotRecords(in.Limits)}})
 	out, err := sys.Output(ctx, []string{py, "-c", driverScript, string(spec)}, reporterTimeout)
 	if err != nil {
 		return nil, reporterFault(err, "memray", in)
 	}
-	var results []struct {
-		RC     int    `json:"rc"`
-		Stderr string `json:"stderr"`
+	var answer struct {
+		Reporters []struct {
+			RC     int    `json:"rc"`
+			Stderr string `json:"stderr"`
+		} `json:"reporters"`
+		SnapshotsError string `json:"snapshots_error"`
 	}
-	if err := json.Unmarshal(bytes.TrimSpace(lastLine(out)), &results); err != nil || len(results) != len(jobs) {
+	if err := json.Unmarshal(bytes.TrimSpace(lastLine(out)), &answer); err != nil || len(answer.Reporters) != len(jobs) {
 		return nil, fault.New(fault.InternalError, "memray's reporters answered %q", string(out)).With("artifact_id", in.ArtifactID)
 	}
+	results := answer.Reporters
 	for i, r := range results {
 		if r.RC != 0 {
 			jobs[i].err = fault.New(fault.ProcessFailed, "%s exited with status %d", jobs[i].what, r.RC).With("stderr", r.Stderr)
@@ -255,7 +307,38 @@ func runReporters(ctx context.Context, sys System, in adapter.ExtractInput) (*re
 			return nil, fault.Wrap(fault.ArtifactParseFailed, err, "memray capture %s", in.ArtifactID).With("artifact_id", in.ArtifactID)
 		}
 	}
+	rep.snapshots, rep.snapshotsErr = readSnapshots(snapPath, answer.SnapshotsError, in.Limits)
 	return rep, nil
+}
+
+// maxSnapshotRecords is the max_memory_records memray.FileReader is
+// given: every snapshot up to limits.max_samples (memray keeps every
+// Nth beyond it, and its own default, for its reporters, is far lower).
+func maxSnapshotRecords(lim config.Limits) int64 {
+	if lim.MaxSamples > 0 {
+		return lim.MaxSamples
+	}
+	return config.DefaultLimits().MaxSamples
+}
+
+// readSnapshots parses the snapshot file the driver wrote. memray
+// refusing them (its reason in refused), or a file that does not parse,
+// leaves the capture without a timeline, which is a limitation, never a
+// failure of the extraction: the reason comes back instead.
+func readSnapshots(path, refused string, lim config.Limits) (*Snapshots, string) {
+	if refused != "" {
+		return nil, "memray.FileReader(...).get_memory_snapshots() refused: " + refused
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "the driver wrote no snapshot file: " + err.Error()
+	}
+	defer f.Close()
+	s, err := ParseSnapshots(f, lim, MaxSnapshots)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return s, ""
 }
 
 // reporterFault turns a failed reporter into the user's answer: memray
@@ -341,6 +424,37 @@ func writeMeasurements(m *adapter.Measurements, art string, r *report) error {
 	for _, a := range sortedKeys(s.Allocators) {
 		if err := row("memory.allocations_by_allocator", "count", "sum", s.Allocators[a], map[string]string{"allocator": a, "source": "memray stats: allocator type distribution"}, "observed"); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// writeSnapshots writes memray's memory snapshots, one
+// memory.snapshot.heap and one memory.snapshot.rss row each: subject and
+// value index the snapshot's ordinal in memray's list, "time" the
+// milliseconds since snapshot 0.
+func writeSnapshots(m *adapter.Measurements, art string, r *report) error {
+	if r.snapshots == nil {
+		return nil
+	}
+	for _, s := range r.snapshots.Kept {
+		n := strconv.Itoa(s.Ordinal)
+		idx := int32(s.Ordinal)
+		for _, x := range []struct {
+			name string
+			v    int64
+		}{{"memory.snapshot.heap", s.Heap}, {"memory.snapshot.rss", s.RSS}} {
+			dims := map[string]string{"snapshot": n, "time": strconv.FormatInt(s.Time-r.snapshots.First.Time, 10), "time_unit": "ms",
+				"source": "memray FileReader.get_memory_snapshots"}
+			key := art + "/memray/" + x.name
+			for _, k := range sortedKeys(dims) {
+				key += "/" + k + "=" + dims[k]
+			}
+			v := x.v
+			if err := m.Write(schema.Measurement{ID: digest.Bytes([]byte(key)), Name: x.name, Int: &v, Unit: "bytes",
+				Aggregation: "value", Scope: "run", Subject: "snapshot " + n, ValueIndex: &idx, Dimensions: dims, EvidenceLevel: "observed"}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -42,3 +42,45 @@ func FuzzParseCSV(f *testing.F) {
 		buildProfile(recs, recs)
 	})
 }
+
+// FuzzParseSnapshots: any bytes give at most keep snapshots, in memray's
+// order, with the first, the last and the largest heap, or an error.
+func FuzzParseSnapshots(f *testing.F) {
+	f.Add([]byte("time_ms,rss,heap\n1700000000000,45621248,0\n1700000000010,45838336,1091815\n"))
+	f.Add([]byte("time_ms,rss,heap\n5,1,9\n6,1,2\n7,1,3\n8,1,1\n9,1,0\n10,1,4\n"))
+	f.Add([]byte("time_ms,rss,heap\n1,2,-3\n"))
+	f.Add([]byte("time_ms,rss\n"))
+	lim := config.DefaultLimits()
+	lim.MaxSamples, lim.MaxDecompressedBytes = 200, 1<<14
+	const keep = 4
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := ParseSnapshots(bytes.NewReader(b), lim, keep)
+		if err != nil {
+			return
+		}
+		if int64(s.Total) > lim.MaxSamples || len(s.Kept) > keep || len(s.Kept) > s.Total || (s.Total > 0) != (len(s.Kept) > 0) {
+			t.Fatalf("total %d, kept %d", s.Total, len(s.Kept))
+		}
+		if s.Total == 0 {
+			return
+		}
+		if s.Kept[0] != s.First || s.First.Ordinal != 0 || s.Kept[len(s.Kept)-1].Ordinal != s.Total-1 {
+			t.Fatalf("kept %+v of %d", s.Kept, s.Total)
+		}
+		hasMax := false
+		for i, k := range s.Kept {
+			if i > 0 && k.Ordinal <= s.Kept[i-1].Ordinal || k.Heap < 0 || k.RSS < 0 || k.Time < 0 {
+				t.Fatalf("kept %+v", s.Kept)
+			}
+			if k.Ordinal == s.MaxHeap {
+				hasMax = true
+			}
+			if k.Heap > s.Kept[0].Heap && s.MaxHeap == 0 {
+				t.Fatalf("snapshot %+v exceeds the largest, snapshot 0", k)
+			}
+		}
+		if !hasMax {
+			t.Fatalf("the largest heap (snapshot %d) is not kept: %+v", s.MaxHeap, s.Kept)
+		}
+	})
+}
