@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flameox/flameox/pkg/adapter"
+	"github.com/flameox/flameox/pkg/adapter/adaptertest"
 	"github.com/flameox/flameox/pkg/config"
 	"github.com/flameox/flameox/pkg/internal/testenv"
 )
@@ -99,11 +101,11 @@ func TestCostTypesAgreeWithSummary(t *testing.T) {
 					last = r
 				}
 				d := r["dimensions"].(map[string]string)
-				if d["time_unit"] != "s" || d["source"] != "heaptrack_print --print-massif" || d["snapshot"] != strconv.Itoa(int(r["value_index"].(int32))) ||
+				if d["time_unit"] != "ms" || d["source"] != "heaptrack_print --print-massif" || d["snapshot"] != strconv.Itoa(int(r["value_index"].(int32))) ||
 					r["subject"] != "snapshot "+d["snapshot"] || r["aggregation"] != "value" || r["unit"] != "bytes" {
 					t.Errorf("snapshot row %v", r)
 				}
-				if _, err := strconv.ParseFloat(d["time"], 64); err != nil {
+				if _, err := strconv.ParseInt(d["time"], 10, 64); err != nil {
 					t.Errorf("snapshot time %q", d["time"])
 				}
 			}
@@ -154,18 +156,23 @@ func TestMassifExportParses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var heaps []string
+			var heaps, times []string
 			for _, l := range strings.Split(string(text), "\n") {
 				if v, ok := strings.CutPrefix(l, "mem_heap_B="); ok {
 					heaps = append(heaps, v)
 				}
+				if v, ok := strings.CutPrefix(l, "time="); ok {
+					f, _ := strconv.ParseFloat(v, 64)
+					times = append(times, fmt.Sprintf("%.0f", f*1000))
+				}
 			}
-			var got []string
+			var got, gotTimes []string
 			for _, s := range tl.File.Snapshots {
 				got = append(got, strconv.FormatInt(s.Heap, 10))
+				gotTimes = append(gotTimes, strconv.FormatInt(s.Time, 10))
 			}
-			if !slices.Equal(got, heaps) || len(tl.Times) != len(heaps) {
-				t.Fatalf("snapshots' heaps %v, the file's %v", got, heaps)
+			if !slices.Equal(got, heaps) || !slices.Equal(gotTimes, times) {
+				t.Fatalf("snapshots' heaps %v at %v ms, the file's %v at %v", got, gotTimes, heaps, times)
 			}
 			if len(tl.File.Tree) != 0 {
 				t.Errorf("a tree was kept: %+v", tl.File.Tree)
@@ -182,7 +189,7 @@ func TestParseTimelineRefuses(t *testing.T) {
 	}
 	good := snap(0, "0.001") + snap(1, "0.5") + "desc: heaptrack\ncmd: ./a\ntime_unit: s\n"
 	tl, err := ParseTimeline(strings.NewReader(good), config.Limits{})
-	if err != nil || len(tl.Times) != 2 || tl.Times[1] != "0.5" || tl.File.Snapshots[1].Time != 500 || tl.TimeUnit != "s" {
+	if err != nil || len(tl.File.Snapshots) != 2 || tl.File.Snapshots[1].Time != 500 || tl.File.TimeUnit != "ms" {
 		t.Fatalf("good export: %+v, %v", tl, err)
 	}
 	for _, c := range []struct {
@@ -235,5 +242,41 @@ func TestPick(t *testing.T) {
 				t.Errorf("Pick(%d, top %d, %d): %d after %d", c.n, c.top, c.max, got[i], got[i-1])
 			}
 		}
+	}
+}
+
+// TestTimelineBound: a long timeline is written as at most 1000 snapshots,
+// the first, the last and the largest among them, and a limitation says
+// how many of how many.
+func TestTimelineBound(t *testing.T) {
+	var b strings.Builder
+	const n = 2500
+	for i := range n {
+		heap := i % 100
+		if i == 1234 {
+			heap = 1 << 20
+		}
+		fmt.Fprintf(&b, "#-----------\nsnapshot=%d\n#-----------\ntime=%g\nmem_heap_B=%d\nmem_heap_extra_B=0\nmem_stacks_B=0\nheap_tree=empty\n", i, 0.01*float64(i), heap)
+	}
+	tl, err := ParseTimeline(strings.NewReader(b.String()), config.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := adaptertest.NewSink(t, ExtractorName, ExtractorVersion)
+	w := &adapter.Measurements{Sink: sink, RunID: "run", ArtifactID: "art"}
+	lim, err := writeTimeline(w, tl, "v 10400 3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := sink.Rows(t, "measurements")
+	idx := map[int32]bool{}
+	for _, r := range rows {
+		idx[r["value_index"].(int32)] = true
+	}
+	if len(rows) > maxSnapshots || len(rows) < maxSnapshots-1 || !idx[0] || !idx[n-1] || !idx[1234] {
+		t.Fatalf("%d rows; first %v, last %v, largest %v", len(rows), idx[0], idx[n-1], idx[1234])
+	}
+	if want := fmt.Sprintf("%d of %d snapshots", len(rows), n); !strings.Contains(strings.Join(lim, "\n"), want) {
+		t.Fatalf("limitations %q, want one saying %q", lim, want)
 	}
 }

@@ -20,10 +20,12 @@ import (
 	"github.com/flameox/flameox/pkg/fault"
 )
 
-// Extractor identity.
+// Extractor identity. ExtractorVersion 2: the leaked, allocations and
+// temporary flame graphs are sample types of the stacks beside the peak
+// one, and the massif export is the timeline (memory.snapshot.heap).
 const (
 	ExtractorName    = "heaptrack"
-	ExtractorVersion = "1"
+	ExtractorVersion = "2"
 )
 
 // adapterLimits are the limits Validate applies (the defaults).

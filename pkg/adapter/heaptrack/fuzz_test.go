@@ -66,7 +66,8 @@ func FuzzFlameGraphs(f *testing.F) {
 }
 
 // FuzzParseTimeline: heaptrack_print's massif export parses within the
-// limits (one time text per snapshot) or is refused, never hangs.
+// limits, in milliseconds and without trees, or is refused; it never
+// hangs.
 func FuzzParseTimeline(f *testing.F) {
 	f.Add("#-----------\nsnapshot=0\n#-----------\ntime=0.001\nmem_heap_B=1000\nmem_heap_extra_B=0\nmem_stacks_B=0\nheap_tree=empty\ndesc: heaptrack\ncmd: ./alloc\ntime_unit: s\n")
 	f.Add("desc: heaptrack\ncmd: a\ntime_unit: s\n#-----------\nsnapshot=0\n#-----------\ntime=1.5e+06\nmem_heap_B=3\nmem_heap_extra_B=0\nmem_stacks_B=0\nheap_tree=detailed\nn1: 3 (heap allocation functions) malloc/new/new[], --alloc-fns, etc.\n n0: 3 in 2 places, all below massif's threshold (1)\n")
@@ -76,8 +77,8 @@ func FuzzParseTimeline(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(tl.Times) != len(tl.File.Snapshots) || int64(len(tl.Times)) > lim.MaxSamples {
-			t.Fatalf("%d times, %d snapshots", len(tl.Times), len(tl.File.Snapshots))
+		if int64(len(tl.File.Snapshots)) > lim.MaxSamples || tl.File.TimeUnit != "ms" || len(tl.File.Tree) != 0 {
+			t.Fatalf("%d snapshots, time unit %q, %d tree nodes", len(tl.File.Snapshots), tl.File.TimeUnit, len(tl.File.Tree))
 		}
 	})
 }

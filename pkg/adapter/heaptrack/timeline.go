@@ -25,14 +25,10 @@ const maxSnapshots = 1000
 
 // Timeline is heaptrack_print's massif export (--print-massif): one
 // snapshot per timestamp record heaptrack wrote, its heap the bytes in use
-// at that moment.
+// at that moment, its time in milliseconds (File.TimeUnit "ms").
 type Timeline struct {
 	File *massif.File
-	// Times are the snapshots' times as heaptrack_print wrote them, and
-	// TimeUnit the unit its header names ("s"); File's times are the same
-	// in milliseconds.
-	Times    []string
-	TimeUnit string
+	n    int // time= lines read
 }
 
 // ParseTimeline reads heaptrack_print's massif export with the massif
@@ -42,8 +38,9 @@ type Timeline struct {
 //     meets the debuggee's record, which may be last in the file (or
 //     never): the header is put first;
 //   - times are seconds with decimals (time_unit: s), which massif never
-//     writes: the parser is given milliseconds (heaptrack's own clock),
-//     and Times keeps the text;
+//     writes: the parser is given milliseconds, heaptrack's own clock
+//     (heaptrack_print prints 0.001 × its millisecond timestamps), which
+//     massif writes too (time_unit: ms);
 //   - allocation trees are dropped (heap_tree=empty): heaptrack_print
 //     1.4 writes them in its first pass over the file, before any
 //     backtrace has a cost, so each is a root and "n0: 0 in N places",
@@ -52,7 +49,7 @@ type Timeline struct {
 func ParseTimeline(r io.Reader, lim config.Limits) (*Timeline, error) {
 	lim = massifLimits(lim)
 	pr, pw := io.Pipe()
-	t := &Timeline{TimeUnit: "s"}
+	t := &Timeline{}
 	done := make(chan error, 1)
 	go func() {
 		err := t.normalise(r, pw, lim)
@@ -68,8 +65,8 @@ func ParseTimeline(r io.Reader, lim config.Limits) (*Timeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: heaptrack_print's massif export: %v", ErrReport, err)
 	}
-	if len(f.Snapshots) != len(t.Times) {
-		return nil, fmt.Errorf("%w: heaptrack_print's massif export: %d snapshots, %d times", ErrReport, len(f.Snapshots), len(t.Times))
+	if len(f.Snapshots) != t.n {
+		return nil, fmt.Errorf("%w: heaptrack_print's massif export: %d snapshots, %d times", ErrReport, len(f.Snapshots), t.n)
 	}
 	t.File = f
 	return t, nil
@@ -120,10 +117,7 @@ func (t *Timeline) normalise(r io.Reader, w io.Writer, lim config.Limits) error 
 			if err != nil || len(v) > maxTimeText || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) || f*1000 > 1<<53 {
 				return fmt.Errorf("%w: massif export line %d: time %q is not seconds", ErrReport, n, clip(v))
 			}
-			if int64(len(t.Times)) >= lim.MaxSamples {
-				return fmt.Errorf("%w: more than %d snapshots (limits.max_samples)", ErrReport, lim.MaxSamples)
-			}
-			t.Times = append(t.Times, v)
+			t.n++
 			l = "time=" + strconv.FormatInt(int64(math.Round(f*1000)), 10)
 		case l == "heap_tree=detailed" || l == "heap_tree=peak":
 			l, inTree = "heap_tree=empty", true
@@ -219,14 +213,14 @@ func writeTimeline(w *adapter.Measurements, t *Timeline, header string) ([]strin
 			return nil, err
 		}
 		v, idx := s.Heap, int32(s.Num)
-		dims := map[string]string{"snapshot": num, "time": t.Times[i], "time_unit": t.TimeUnit,
+		dims := map[string]string{"snapshot": num, "time": strconv.FormatInt(s.Time, 10), "time_unit": t.File.TimeUnit,
 			"source": "heaptrack_print --print-massif", "heaptrack_header": header, "precision_bytes": "0"}
 		if err := w.Write(schema.Measurement{ID: id, Name: MetricSnapshotHeap, Int: &v, Unit: "bytes", Aggregation: "value",
 			Scope: "process", Subject: subject, ValueIndex: &idx, Dimensions: dims}); err != nil {
 			return nil, err
 		}
 	}
-	lim := []string{"memory.snapshot.heap is heaptrack_print's massif export (--print-massif): the bytes in use at each timestamp record heaptrack wrote while the program ran, plus one at its end; a peak between two records is missed, so the largest snapshot can be below memory.peak_heap; dimensions.time is in seconds as heaptrack_print writes it"}
+	lim := []string{"memory.snapshot.heap is heaptrack_print's massif export (--print-massif): the bytes in use at each timestamp record heaptrack wrote while the program ran, plus one at its end; a peak between two records is missed, so the largest snapshot can be below memory.peak_heap; dimensions.time is in milliseconds (heaptrack_print writes seconds, 0.001 × heaptrack's millisecond clock)"}
 	if len(picked) < len(snaps) {
 		lim = append(lim, fmt.Sprintf("timeline: %d of %d snapshots kept (evenly spaced, with the first, the last and the largest)", len(picked), len(snaps)))
 	}
