@@ -3,6 +3,7 @@ package memray
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/flameox/flameox/pkg/adapter"
@@ -49,4 +50,19 @@ func newBenchSink(b *testing.B) *adaptertest.Sink {
 
 func benchInput(b *testing.B) adapter.ExtractInput {
 	return adapter.ExtractInput{RunID: "run", ArtifactID: "art", Kind: Kind, Path: "testdata/retain.bin", Limits: config.DefaultLimits()}
+}
+
+// BenchmarkParseSnapshots reads a snapshot file of an hour's capture at
+// memray run's default tick (360,000 snapshots) and keeps MaxSnapshots.
+func BenchmarkParseSnapshots(b *testing.B) {
+	r := strings.NewReader(snapshotFile(360000, 250000))
+	b.SetBytes(r.Size())
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Seek(0, 0)
+		s, err := ParseSnapshots(r, config.DefaultLimits(), MaxSnapshots)
+		if err != nil || len(s.Kept) != MaxSnapshots {
+			b.Fatal(err)
+		}
+	}
 }

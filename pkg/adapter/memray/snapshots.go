@@ -2,11 +2,12 @@ package memray
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/flameox/flameox/pkg/config"
@@ -56,8 +57,9 @@ const maxSnapshotLine = 3*19 + 2 + 1
 // allocates is bounded by keep whatever the file holds; it reads at most
 // lim.MaxDecompressedBytes each time and refuses more than lim.MaxSamples
 // snapshots. The lines are three integers flameox's own driver prints,
-// so a bufio.Scanner with a fixed line bound reads them in constant
-// memory, which encoding/csv (a record grows to fit its input) does not.
+// so a bufio.Scanner with a fixed line bound and parseCount read them in
+// constant memory, which encoding/csv (a record grows to fit its input,
+// and each field is a new string) does not.
 func ParseSnapshots(r io.ReadSeeker, lim config.Limits, keep int) (*Snapshots, error) {
 	d := config.DefaultLimits()
 	if lim.MaxSamples <= 0 {
@@ -126,15 +128,17 @@ func scanSnapshots(r io.Reader, lim config.Limits, each func(Snapshot) bool) err
 			return fmt.Errorf("memray snapshots: more than %d snapshots (limits.max_samples)", lim.MaxSamples)
 		}
 		line := n + 2
-		f := strings.Split(sc.Text(), ",")
-		if len(f) != 3 {
-			return fmt.Errorf("memray snapshots line %d: %d fields, want 3 (time_ms,rss,heap)", line, len(f))
+		rest := sc.Bytes()
+		if c := bytes.Count(rest, []byte{','}); c != 2 {
+			return fmt.Errorf("memray snapshots line %d: %d fields, want 3 (time_ms,rss,heap)", line, c+1)
 		}
 		var v [3]int64
-		for i, x := range f {
-			var err error
-			if v[i], err = strconv.ParseInt(x, 10, 64); err != nil || v[i] < 0 {
-				return fmt.Errorf("memray snapshots line %d: %s %q is not a non-negative integer", line, strings.Split(snapshotHeader, ",")[i], clip(x))
+		for i := range v {
+			var x []byte
+			x, rest, _ = bytes.Cut(rest, []byte{','})
+			var ok bool
+			if v[i], ok = parseCount(x); !ok {
+				return fmt.Errorf("memray snapshots line %d: %s %q is not a non-negative integer", line, snapshotColumns[i], clip(string(x)))
 			}
 		}
 		if !each(Snapshot{Ordinal: n, Time: v[0], RSS: v[1], Heap: v[2]}) {
@@ -152,6 +156,28 @@ func scanSnapshots(r io.Reader, lim config.Limits, each func(Snapshot) bool) err
 		return fmt.Errorf("memray snapshots: more than %d bytes (limits.max_decompressed_bytes)", lim.MaxDecompressedBytes)
 	}
 	return nil
+}
+
+var snapshotColumns = strings.Split(snapshotHeader, ",")
+
+// parseCount reads a non-negative decimal int64 without allocating (a
+// file holds a line per snapshot, read twice).
+func parseCount(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := int64(c - '0')
+		if v > (math.MaxInt64-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	return v, true
 }
 
 func clip(s string) string {

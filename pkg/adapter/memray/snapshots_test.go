@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -73,6 +74,16 @@ func TestSubset(t *testing.T) {
 	}
 }
 
+func TestParseCount(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "7": 7, "1700000000000": 1700000000000, "9223372036854775807": math.MaxInt64,
+		"9223372036854775808": -1, "99999999999999999999": -1, "": -1, "-1": -1, "+1": -1, "1 ": -1, "0x10": -1} {
+		v, ok := parseCount([]byte(in))
+		if ok != (want >= 0) || (ok && v != want) {
+			t.Errorf("parseCount(%q) = %d, %v; want %d", in, v, ok, want)
+		}
+	}
+}
+
 // snapshotFile is a file as driverScript writes it: heap rises to max at
 // ordinal maxAt, then falls.
 func snapshotFile(n, maxAt int) string {
@@ -115,6 +126,8 @@ func TestParseSnapshots(t *testing.T) {
 		{name: "negative heap", in: snapshotHeader + "\n1,2,-3\n", lim: def, keep: 5, err: "heap \"-3\""},
 		{name: "not a number", in: snapshotHeader + "\n1,x,3\n", lim: def, keep: 5, err: "rss \"x\""},
 		{name: "overflow", in: snapshotHeader + "\n99999999999999999999,1,1\n", lim: def, keep: 5, err: "time_ms"},
+		{name: "four fields", in: snapshotHeader + "\n1,2,3,4\n", lim: def, keep: 5, err: "line 2: 4 fields"},
+		{name: "empty field", in: snapshotHeader + "\n1,,3\n", lim: def, keep: 5, err: "rss \"\""},
 		{name: "long line", in: snapshotHeader + "\n" + strings.Repeat("1", 200) + "\n", lim: def, keep: 5, err: "longer than"},
 		{name: "too many", in: snapshotFile(4, 0), lim: small, keep: 5, err: "limits.max_samples"},
 		{name: "too many bytes", in: snapshotFile(4, 0), lim: tiny, keep: 5, err: "limits.max_decompressed_bytes"},
