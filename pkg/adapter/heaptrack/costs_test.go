@@ -1,6 +1,8 @@
 package heaptrack
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/adapter/adaptertest"
@@ -278,5 +281,39 @@ func TestTimelineBound(t *testing.T) {
 	}
 	if want := fmt.Sprintf("%d of %d snapshots", len(rows), n); !strings.Contains(strings.Join(lim, "\n"), want) {
 		t.Fatalf("limitations %q, want one saying %q", lim, want)
+	}
+}
+
+// TestTimelineFailureIsALimitation: when heaptrack_print cannot write its
+// massif export, the rest of the evidence is published and a limitation
+// says why there is no timeline.
+func TestTimelineFailureIsALimitation(t *testing.T) {
+	testenv.LookPath(t, "heaptrack_print")
+	a := New()
+	real := a.Sys.Output
+	a.Sys.Output = func(ctx context.Context, argv []string, limit int64, timeout time.Duration) ([]byte, error) {
+		if slices.Contains(argv, "--print-massif") {
+			return nil, errors.New("heaptrack_print was killed by SIGSEGV")
+		}
+		return real(ctx, argv, limit, timeout)
+	}
+	path := "testdata/heaptrack.alloc.zst"
+	head, _ := readHead(path, 4096)
+	sink := adaptertest.NewSink(t, ExtractorName, ExtractorVersion)
+	x, err := a.Extract(context.Background(), adapter.ExtractInput{RunID: "run", ArtifactID: "art", Path: path, Head: head}, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range sink.Rows(t, "measurements") {
+		if r["name"] == MetricSnapshotHeap {
+			t.Fatalf("a snapshot row without a timeline: %v", r)
+		}
+		if r["name"] == MetricLeaked {
+			n++
+		}
+	}
+	if n != 1 || !strings.Contains(strings.Join(x.Limitations, "\n"), "no timeline (memory.snapshot.heap): heaptrack_print --print-massif: heaptrack_print was killed by SIGSEGV") {
+		t.Fatalf("%d leaked rows; limitations %q", n, x.Limitations)
 	}
 }

@@ -247,20 +247,27 @@ func (a *Adapter) Evidence(ctx context.Context, path string, lim config.Limits) 
 		}
 	}
 	if massifRun != nil {
-		if _, err := massifRun.wait(); err != nil {
-			return nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print --print-massif %s", path)
-		}
-		f, err := os.Open(massifOut)
-		if err != nil {
-			return nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print wrote no massif export for %s", path)
-		}
-		ev.Timeline, err = ParseTimeline(f, lim)
-		f.Close()
-		if err != nil {
-			return nil, fault.Wrap(fault.ArtifactParseFailed, err, "heaptrack_print's massif export of %s", path)
+		// The timeline is the one output whose failure leaves the rest
+		// whole: heaptrack_print's massif export is its least used (see
+		// ParseTimeline), so a file it cannot write, or one over the
+		// limits, is a limitation rather than a refused import.
+		if ev.Timeline, err = readTimeline(massifRun, massifOut, lim); err != nil {
+			ev.Skipped = append(ev.Skipped, "no timeline (memory.snapshot.heap): "+err.Error())
 		}
 	}
 	return ev, nil
+}
+
+func readTimeline(r *printRun, path string, lim config.Limits) (*Timeline, error) {
+	if _, err := r.wait(); err != nil {
+		return nil, fmt.Errorf("heaptrack_print --print-massif: %w", err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("heaptrack_print wrote no massif export: %w", err)
+	}
+	defer f.Close()
+	return ParseTimeline(f, lim)
 }
 
 func readFlame(g *FlameGraphs, col int, path string) error {

@@ -22,7 +22,8 @@ timeout_seconds = 120
 
 // TestLiveCapture compiles testdata/alloc.c, captures it with the real
 // heaptrack through capture.Service and the broker, and extracts the file
-// it wrote: 1,500,000 bytes of main's at the peak, 1000 bytes leaked.
+// it wrote: 1,500,000 bytes of main's at the peak, 1000 bytes leaked, and
+// a timeline.
 func TestLiveCapture(t *testing.T) {
 	if testing.Short() {
 		t.Skip("live capture")
@@ -72,6 +73,9 @@ func TestLiveCapture(t *testing.T) {
 	}
 	if v, _ := got[MetricTemporary].(int64); v < 10 {
 		t.Errorf("temporary allocations %v, want at least alloc.c's 10", got[MetricTemporary])
+	}
+	if _, ok := got[MetricSnapshotHeap].(int64); !ok {
+		t.Errorf("no timeline (%s)", MetricSnapshotHeap)
 	}
 	t.Logf("heaptrack %s: %v", l.Result.Plan.Capability.Version, got)
 }
