@@ -143,7 +143,8 @@ type Evidence struct {
 	Flame *FlameGraphs
 	// Timeline is the massif export, nil when Skipped says why.
 	Timeline *Timeline
-	// Skipped says which outputs were not asked for, and why.
+	// Skipped says which outputs were not asked for or could not be
+	// read, and why (limitations).
 	Skipped []string
 }
 
