@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -313,12 +314,15 @@ func runReporters(ctx context.Context, sys System, in adapter.ExtractInput) (*re
 
 // maxSnapshotRecords is the max_memory_records memray.FileReader is
 // given: every snapshot up to limits.max_samples (memray keeps every
-// Nth beyond it, and its own default, for its reporters, is far lower).
+// Nth beyond it, and its own default, for its reporters, is far lower),
+// within memray's C int, which also keeps every ordinal an int32 value
+// index.
 func maxSnapshotRecords(lim config.Limits) int64 {
-	if lim.MaxSamples > 0 {
-		return lim.MaxSamples
+	n := lim.MaxSamples
+	if n <= 0 {
+		n = config.DefaultLimits().MaxSamples
 	}
-	return config.DefaultLimits().MaxSamples
+	return min(n, math.MaxInt32)
 }
 
 // readSnapshots parses the snapshot file the driver wrote. memray

@@ -84,6 +84,14 @@ func TestParseCount(t *testing.T) {
 	}
 }
 
+func TestMaxSnapshotRecords(t *testing.T) {
+	for _, c := range []struct{ in, want int64 }{{0, config.DefaultLimits().MaxSamples}, {5, 5}, {math.MaxInt64, math.MaxInt32}} {
+		if got := maxSnapshotRecords(config.Limits{MaxSamples: c.in}); got != c.want {
+			t.Errorf("max_samples %d: %d, want %d", c.in, got, c.want)
+		}
+	}
+}
+
 // snapshotFile is a file as driverScript writes it: heap rises to max at
 // ordinal maxAt, then falls.
 func snapshotFile(n, maxAt int) string {
