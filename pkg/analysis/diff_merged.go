@@ -137,7 +137,7 @@ func inputProblem(err error) bool {
 
 // add finds one input's profile and checks that it has st (or, when
 // st.Type is "", takes the profile's default, which it returns).
-func (m *merging) add(ctx context.Context, s *query.Session, input string, st SampleType) (SampleType, error) {
+func (m *merging) add(ctx context.Context, s *query.Session, input string, st SampleType, known *bool) (SampleType, error) {
 	sc, err := resolve(ctx, s, input, "", "")
 	var got SampleType
 	if err == nil {
@@ -153,8 +153,10 @@ func (m *merging) add(ctx context.Context, s *query.Session, input string, st Sa
 	case err != nil:
 		return st, err
 	}
-	if st.Type == "" {
-		st = SampleType{Type: got.Type, Unit: got.Unit}
+	// The first profile merged fixes the type's unit (and its type when
+	// none was asked for); the others must agree with it.
+	if !*known {
+		st, *known = SampleType{Type: got.Type, Unit: got.Unit}, true
 	}
 	if got.Unit != st.Unit {
 		m.side.Skipped = append(m.side.Skipped, InputProblem{Input: input,
@@ -339,6 +341,7 @@ func DiffMerged(ctx context.Context, ws *workspace.Workspace, req MergedDiffRequ
 		return nil, err
 	}
 	st := SampleType{Type: req.SampleType}
+	known := false
 	sides := [2]*merging{}
 	for i, inputs := range [][]string{req.Base, req.Candidate} {
 		m := &merging{side: MergedSide{Inputs: len(inputs), Sources: []Source{}, NoProfile: []string{}, Skipped: []InputProblem{}}}
@@ -348,7 +351,7 @@ func DiffMerged(ctx context.Context, ws *workspace.Workspace, req MergedDiffRequ
 				m.side.NoProfile = append(m.side.NoProfile, in)
 				continue
 			}
-			if st, err = m.add(ctx, s, in, st); err != nil {
+			if st, err = m.add(ctx, s, in, st, &known); err != nil {
 				return nil, sideErr(err, []string{"base", "candidate"}[i])
 			}
 		}

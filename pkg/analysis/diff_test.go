@@ -274,19 +274,23 @@ func TestDiffMergedMatchesGoToolPprof(t *testing.T) {
 	for _, c := range []struct {
 		name       string
 		base, cand []string
+		sampleType string
 	}{
-		{"cpu", []string{sampleCPU, pproftest.Edit(t, sampleCPU, heapCandidate)}, []string{pproftest.Edit(t, sampleCPU, cpuCandidate), sampleCPU}},
-		{"heap", []string{heapProf}, []string{pproftest.Edit(t, heapProf, heapCandidate), pproftest.Edit(t, heapProf, func(*gprof.Profile) {})}},
-		{"one a side", []string{sampleCPU}, []string{pproftest.Edit(t, sampleCPU, cpuCandidate)}},
+		{"cpu", []string{sampleCPU, pproftest.Edit(t, sampleCPU, heapCandidate)}, []string{pproftest.Edit(t, sampleCPU, cpuCandidate), sampleCPU}, ""},
+		{"heap", []string{heapProf}, []string{pproftest.Edit(t, heapProf, heapCandidate), pproftest.Edit(t, heapProf, func(*gprof.Profile) {})}, ""},
+		// A sample type asked for by name takes its unit from the first
+		// profile (compare's memory metrics ask so).
+		{"heap, inuse_objects asked", []string{heapProf}, []string{pproftest.Edit(t, heapProf, heapCandidate), pproftest.Edit(t, heapProf, func(*gprof.Profile) {})}, "inuse_objects"},
+		{"one a side", []string{sampleCPU}, []string{pproftest.Edit(t, sampleCPU, cpuCandidate)}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ws, runs := importProfiles(t, append(append([]string{}, c.base...), c.cand...)...)
-			req := MergedDiffRequest{Base: runs[:len(c.base)], Candidate: runs[len(c.base):], Limit: 1000}
+			req := MergedDiffRequest{Base: runs[:len(c.base)], Candidate: runs[len(c.base):], Limit: 1000, SampleType: c.sampleType}
 			res, err := DiffMerged(context.Background(), ws, req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, hot := allHotspots(t, ws, HotspotsRequest{Input: runs[0]})
+			_, hot := allHotspots(t, ws, HotspotsRequest{Input: runs[0], SampleType: c.sampleType})
 			st := res.Base.SampleType
 			if !res.Compared || st.Type != hot.SampleType.Type || len(res.Base.Sources) != len(c.base) || len(res.Candidate.Sources) != len(c.cand) {
 				t.Fatalf("compared %v, sample type %s (the base's default %s), sides %+v %+v", res.Compared, st.Type, hot.SampleType.Type, res.Base, res.Candidate)

@@ -77,6 +77,17 @@ func profileRuns(e *query.SetEvidence) (ids []string, n int) {
 	return ids, n
 }
 
+// metricSampleType is the profile sample type whose stacks hold what a
+// memory metric counts (memray's and heaptrack's retained stacks, their
+// allocation counts); other metrics read the profiles' default type.
+var metricSampleType = map[string]string{
+	"memory.retained_end":          "retained_space",
+	"memory.leaked":                "retained_space",
+	"memory.retained_allocations":  "retained_objects",
+	"memory.allocations":           "alloc_objects",
+	"memory.temporary_allocations": "temporary_objects",
+}
+
 // profileChanges sets c.ProfileChanges when both sides carry profiles of
 // a compatible sample type; when only one does, or the profiles cannot be
 // compared, it says so in c.Limitations. A run set without profiles adds
@@ -88,7 +99,22 @@ func (c *Comparison) profileChanges(ctx context.Context, ws *workspace.Workspace
 	if len(bids) == 0 || len(cids) == 0 {
 		return nil
 	}
-	d, err := analysis.DiffMerged(ctx, ws, analysis.MergedDiffRequest{Base: bids, Candidate: cids, Limit: ProfileTop})
+	var d *analysis.MergedDiff
+	var err error
+	// A memory metric reads the stacks that hold what it counts (the
+	// bytes retained at exit, not the peak's), when both sides carry them.
+	if st := metricSampleType[c.Metric]; st != "" {
+		d, err = analysis.DiffMerged(ctx, ws, analysis.MergedDiffRequest{Base: bids, Candidate: cids, Limit: ProfileTop, SampleType: st})
+		if err != nil || !d.Compared {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			d, err = nil, nil
+		}
+	}
+	if d == nil {
+		d, err = analysis.DiffMerged(ctx, ws, analysis.MergedDiffRequest{Base: bids, Candidate: cids, Limit: ProfileTop})
+	}
 	if err != nil {
 		if ctx.Err() == nil && (fault.Is(err, fault.QueryBudgetExceeded) || fault.Is(err, fault.InvalidArguments) || fault.Is(err, fault.NotFound)) {
 			c.Limitations = append(c.Limitations, "profile changes are not shown: "+fault.As(err).Message)

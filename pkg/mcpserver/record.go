@@ -15,6 +15,7 @@ import (
 	"sort"
 
 	"github.com/flameox/flameox/pkg/analysis"
+	"github.com/flameox/flameox/pkg/compare"
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/workspace"
@@ -49,6 +50,20 @@ var recipes = map[string]recipe{
 		}
 		return analysis.Scaling(ctx, ws, req)
 	}},
+	"memory": {tool: "analyze_memory", run: func(ctx context.Context, ws *workspace.Workspace, args json.RawMessage) (analysis.Recordable, error) {
+		var req compare.MemoryRequest
+		if err := json.Unmarshal(args, &req); err != nil {
+			return nil, fault.Wrap(fault.InvalidArguments, err, "memory arguments")
+		}
+		if req.Limit == 0 {
+			req.Limit = memoryLimit
+		}
+		r, err := compare.Memory(ctx, ws, req)
+		if err != nil {
+			return nil, err
+		}
+		return r.MemoryResult, nil
+	}},
 }
 
 func recipeNames() []string {
@@ -62,8 +77,8 @@ func recipeNames() []string {
 
 // recordInput is record_analysis's request.
 type recordInput struct {
-	Recipe    string         `json:"recipe" jsonschema:"the analysis to record: hotspots (analyze_hotspots) or scaling (analyze_scaling)"`
-	Arguments map[string]any `json:"arguments" jsonschema:"the recipe's analysis tool arguments, e.g. {\"input\": RUN_ID} for hotspots, {\"experiment_id\": ID} for scaling"`
+	Recipe    string         `json:"recipe" jsonschema:"the analysis to record: hotspots (analyze_hotspots), scaling (analyze_scaling) or memory (analyze_memory)"`
+	Arguments map[string]any `json:"arguments" jsonschema:"the recipe's analysis tool arguments, e.g. {\"input\": RUN_ID} for hotspots, {\"experiment_id\": ID} for scaling, {\"input\": RUN_OR_SET} for memory"`
 }
 
 // RecordResult is record_analysis's result: where the analysis was
@@ -81,7 +96,7 @@ type RecordResult struct {
 
 func (s *server) addRecordTools() {
 	addTool(s, &mcp.Tool{Name: "record_analysis",
-		Description: "Persist an analysis (recipe hotspots: analyze_hotspots's arguments; scaling: analyze_scaling's) with its commit and inputs as analysis evidence; analyses themselves never write.",
+		Description: "Persist an analysis (recipe hotspots: analyze_hotspots's arguments; scaling: analyze_scaling's; memory: analyze_memory's) with its commit and inputs as analysis evidence; analyses themselves never write.",
 		Annotations: &mcp.ToolAnnotations{Title: "Record analysis", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, s.recordAnalysis, enum("recipe", recipeNames()...), func(sch *jsonschema.Schema) {
 		if p := sch.Properties["arguments"]; p != nil {

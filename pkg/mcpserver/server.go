@@ -106,6 +106,7 @@ func newServer(opts Options) *server {
 	s.addDiffTools()
 	s.addComparisonRecordTools()
 	s.addScalingTools()
+	s.addMemoryTools()
 	s.addFindingsTools()
 	s.addReportTools()
 	s.addPrompts()

@@ -16,12 +16,13 @@ import (
 var recordRecipes = map[string]func(context.Context, *Context, []string) error{
 	"hotspots": analyzeHotspots,
 	"scaling":  analyzeScaling,
+	"memory":   analyzeMemory,
 }
 
 // analyzeRecordCommands are analyze record.
 func analyzeRecordCommands() []*Command {
 	return []*Command{{Name: "analyze record", Args: "RECIPE ARGS...",
-		Summary: "run an analysis and persist its result with typed provenance (the recipe's own command with --record: hotspots RUN_OR_ARTIFACT, scaling EXPERIMENT_ID)",
+		Summary: "run an analysis and persist its result with typed provenance (the recipe's own command with --record: hotspots RUN_OR_ARTIFACT, scaling EXPERIMENT_ID, memory RUN_ARTIFACT_OR_RUN_SET)",
 		MCPTool: "record_analysis", Run: analyzeRecord}}
 }
 

@@ -1,23 +1,3 @@
-// Package foxanalyze is fox-analyze: read-only analyses over the published
-// corpus, one record per invocation on stdout.
-//
-// Usage:
-//
-//	fox-analyze hotspots INPUT [--limit N] [--sample-type T] [--focus RE] [--ignore RE] [--thread T] [--process P] [--record]
-//	fox-analyze callers|callees|examples INPUT FRAME_ID|REGEXP [--limit N] [--sample-type T] ...
-//	fox-analyze diff BASE CANDIDATE [--limit N] [--sample-type T] [--focus RE] [--ignore RE]
-//	fox-analyze scaling EXPERIMENT_ID [--metric M] [--variant V] [--parameter P] [--limit N] [--record]
-//
-// INPUT is a run id, an artifact id, or "-": read records from stdin and
-// analyze the last run they name (a `run` record, or the first input run of
-// a `generation` record), so that
-//
-//	fox-capture import cpu.pb.gz | fox-publish | fox-analyze hotspots -
-//
-// works. The result is written as an `analysis_result` record; with
-// --record an `analysis` record is written instead, which fox-publish
-// persists (with the exact commit and inputs). fox-analyze never takes the
-// write lock and never publishes by itself.
 package foxanalyze
 
 import (
@@ -35,7 +15,8 @@ import (
 )
 
 const usage = `usage: fox-analyze <hotspots|callers|callees|examples|diff> INPUT [FRAME_ID|REGEXP|CANDIDATE] [flags]
-       fox-analyze scaling EXPERIMENT_ID [--metric M] [--variant V] [--parameter P] [--limit N] [--record]`
+       fox-analyze scaling EXPERIMENT_ID [--metric M] [--variant V] [--parameter P] [--limit N] [--record]
+       fox-analyze memory RUN_ARTIFACT_OR_RUN_SET [--against CANDIDATE] [--limit N] [--points N] [--metric M] [--threshold T] [--record]`
 
 // Run is fox-analyze's entry point.
 func Run(ctx context.Context, env *cli.Env, args []string) error {
@@ -44,8 +25,11 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 		return err
 	}
 	verb := args[0]
-	if verb == "scaling" {
+	switch verb {
+	case "scaling":
 		return runScaling(ctx, env, args[1:])
+	case "memory":
+		return runMemory(ctx, env, args[1:])
 	}
 	fs := cli.NewFlags(env, "fox-analyze "+verb, usage)
 	wsDir := fs.String("workspace", "", "workspace directory (default: nearest .diagnostics)")

@@ -29,3 +29,42 @@ func TestFocusAndFrameRegexp(t *testing.T) {
 		t.Fatalf("--focus on callers: exit %d", code)
 	}
 }
+
+// TestMemoryRecord: fox-analyze memory writes the memory recipe as an
+// analysis_result record, and with --record an analysis record whose
+// inputs are the capture it read.
+func TestMemoryRecord(t *testing.T) {
+	ws, ids := capturetest.Published(t, "", "../../adapter/massif/testdata/massif-visualizer__massif.out.kate2")
+	run := foxAnalyze(ws.ProjectRoot)
+	out, code := run("memory", ids[0], "--limit", "2")
+	var rec struct {
+		Record string `json:"record"`
+		Result struct {
+			Operation string `json:"operation"`
+			Base      struct {
+				Figures []struct {
+					Name string `json:"name"`
+				} `json:"figures"`
+				Peak struct {
+					Stacks []any `json:"stacks"`
+				} `json:"top_at_peak"`
+			} `json:"base"`
+		} `json:"result"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rec) != nil || rec.Record != "analysis_result" || rec.Result.Operation != "memory" ||
+		len(rec.Result.Base.Figures) == 0 || len(rec.Result.Base.Peak.Stacks) != 2 {
+		t.Fatalf("memory: exit %d\n%s", code, out)
+	}
+	out, code = run("memory", ids[0], "--record")
+	var an struct {
+		Record      string   `json:"record"`
+		Operation   string   `json:"operation"`
+		InputRunIDs []string `json:"input_run_ids"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &an) != nil || an.Record != "analysis" || an.Operation != "memory" || len(an.InputRunIDs) != 1 || an.InputRunIDs[0] != ids[0] {
+		t.Fatalf("memory --record: exit %d\n%s", code, out)
+	}
+	if _, code = run("memory", ids[0], "--threshold", "0.05"); code != 2 {
+		t.Fatalf("--threshold without --against: exit %d", code)
+	}
+}
