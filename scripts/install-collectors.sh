@@ -11,6 +11,7 @@ apt_packages=(
   valgrind              # massif, callgrind
   heaptrack             # heaptrack and heaptrack_print (memory adapter)
   hyperfine             # benchmark peer for whole-command timings
+  gcc                   # cgo (DuckDB) and the C workloads the memory tests build
 )
 pip_packages=(
   pyperf==2.11.0        # benchmark adapter (pkg/adapter/pyperf.Version)
