@@ -107,6 +107,7 @@ func newServer(opts Options) *server {
 	s.addComparisonRecordTools()
 	s.addScalingTools()
 	s.addMemoryTools()
+	s.addFailuresTools()
 	s.addFindingsTools()
 	s.addReportTools()
 	s.addPrompts()

