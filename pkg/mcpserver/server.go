@@ -108,6 +108,7 @@ func newServer(opts Options) *server {
 	s.addScalingTools()
 	s.addMemoryTools()
 	s.addFailuresTools()
+	s.addTraceTools()
 	s.addFindingsTools()
 	s.addReportTools()
 	s.addPrompts()

@@ -82,6 +82,7 @@ func Commands() []*Command {
 	cmds = append(cmds, scalingCommands()...)
 	cmds = append(cmds, memoryCommands()...)
 	cmds = append(cmds, failuresCommands()...)
+	cmds = append(cmds, traceCommands()...)
 	cmds = append(cmds, findingsCommands()...)
 	cmds = append(cmds, reportCommands()...)
 	cmds = append(cmds, analyzeRecordCommands()...)

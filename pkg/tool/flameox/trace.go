@@ -1,0 +1,4 @@
+package flameox
+
+// traceCommands are trace window.
+func traceCommands() []*Command { return nil }
