@@ -21,14 +21,18 @@ import (
 const goldenMaxCalls = 20
 
 // goldenProject copies a bundled example into a fresh git project,
-// commits it (source identity exact), creates its workspace and approves
-// its workloads as a person would (no MCP tool approves).
-func goldenProject(t *testing.T, example string, approve ...string) string {
+// runs build (if any) in it, commits it (source identity exact), creates
+// its workspace and approves its workloads as a person would (no MCP
+// tool approves).
+func goldenProject(t *testing.T, example string, build func(dir string), approve ...string) string {
 	t.Helper()
 	git := testenv.LookPath(t, "git")
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "contrib", "examples", example))); err != nil {
 		t.Fatal(err)
+	}
+	if build != nil {
+		build(dir)
 	}
 	for _, args := range [][]string{{"init", "-q", "."}, {"add", "-A"}, {"commit", "-q", "-m", example}} {
 		cmd := exec.Command(git, append([]string{"-c", "user.name=t", "-c", "user.email=t@example.invalid"}, args...)...)
@@ -53,14 +57,15 @@ func goldenProject(t *testing.T, example string, approve ...string) string {
 	return dir
 }
 
-// TestGoldenTypeScript runs goldens (a) and (d) of SPEC §9 (docs/goldens.md)
-// over MCP alone: testdata/golden/golden.mjs, a TypeScript-SDK client,
-// takes each bundled example from a question to a supported finding and
-// its report in at most goldenMaxCalls calls, asserting what
+// TestGoldenTypeScript runs goldens (a), (d) and (c) of SPEC §9
+// (docs/goldens.md) over MCP alone: testdata/golden/golden.mjs (and
+// golden_memory.mjs for (c)), TypeScript-SDK clients, take each bundled
+// example from a question to a supported finding and its report in at
+// most goldenMaxCalls calls, asserting what
 // pkg/tool/flameox/testdata/script/golden_*.txtar assert on the CLI.
 func TestGoldenTypeScript(t *testing.T) {
 	if testing.Short() {
-		t.Skip("golden investigations: live go test and pyperf experiments")
+		t.Skip("golden investigations: live go test, pyperf, memray and massif experiments")
 	}
 	node, sdkDir := tsSDKDir(t)
 	text, err := os.ReadFile(filepath.Join("testdata", "golden", "golden.mjs"))
@@ -92,20 +97,14 @@ func TestGoldenTypeScript(t *testing.T) {
 		}},
 	} {
 		t.Run(g.name, func(t *testing.T) {
-			env := map[string]string{}
-			for _, kv := range os.Environ() {
-				if k, v, ok := strings.Cut(kv, "="); ok {
-					env[k] = v
-				}
-			}
+			env := goldenEnv()
 			if g.name == "go" {
 				testenv.LookPath(t, "go")
 			}
-			dir := goldenProject(t, g.example, g.approve...)
+			dir := goldenProject(t, g.example, nil, g.approve...)
 			if g.name == "pyperf" {
-				env["PATH"] = pythonVenv(t, dir) + string(os.PathListSeparator) + env["PATH"]
+				env["PATH"] = pythonVenv(t, dir, "pyperf") + string(os.PathListSeparator) + env["PATH"]
 			}
-			env["FOX_MCP_TEST_SERVE"] = "1"
 			cfg := g.cfg
 			cfg["command"], cfg["args"], cfg["env"] = os.Args[0], []string{"serve", "--project-root", dir}, env
 			cfg["prediction"], cfg["max_calls"] = "the candidate at least 5% faster at the largest size; the baseline grows linearly", goldenMaxCalls
@@ -117,19 +116,76 @@ func TestGoldenTypeScript(t *testing.T) {
 			t.Logf("golden %s over MCP (TypeScript SDK %s): %s", g.name, tsSDK, out)
 		})
 	}
+	t.Run("memory", func(t *testing.T) { goldenMemory(t, node, sdkDir) })
+}
+
+// goldenMemory is golden (c) over MCP alone
+// (testdata/golden/golden_memory.mjs): the retained-memory regression of
+// contrib/examples/retained-memory under memray (Python) and massif (C),
+// from a question to a supported finding citing both comparisons and
+// both memory analyses, as golden_memory.txtar does on the CLI.
+func goldenMemory(t *testing.T, node, sdkDir string) {
+	text, err := os.ReadFile(filepath.Join("testdata", "golden", "golden_memory.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := tsScript(t, sdkDir, text)
+	testenv.LookPath(t, "valgrind")
+	cc := testenv.LookPath(t, "cc")
+	env := goldenEnv()
+	// The C workload runs ./cache: built before the commit, as a user
+	// builds it; the example's .gitignore keeps the binary (and .venv)
+	// out of the source, so the tree stays clean and identity exact.
+	dir := goldenProject(t, "retained-memory", func(dir string) {
+		cmd := exec.Command(cc, "-g", "-O0", "-o", "cache", "cache.c")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("cc cache.c: %v\n%s", err, out)
+		}
+	}, "cache", "cache_c")
+	// The real interpreter first on PATH, with memray importable: a
+	// launcher script's runs have partial source identity, and their
+	// comparison could not be valid.
+	env["PATH"] = pythonVenv(t, dir, "memray") + string(os.PathListSeparator) + env["PATH"]
+	b, err := json.Marshal(map[string]any{
+		"command": os.Args[0], "args": []string{"serve", "--project-root", dir}, "env": env,
+		// Two experiments take at least 14 calls before any get_job
+		// poll (golden_memory.mjs), leaving 6 polls of 50 s: within
+		// the budget on an idle machine.
+		"max_calls": goldenMaxCalls,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := runAgent(t, sdkDir, node, script, string(b))
+	t.Logf("golden memory over MCP (TypeScript SDK %s): %s", tsSDK, out)
+}
+
+// goldenEnv is the server's environment: the test's own, with
+// FOX_MCP_TEST_SERVE so that the test binary serves MCP.
+func goldenEnv() map[string]string {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	env["FOX_MCP_TEST_SERVE"] = "1"
+	return env
 }
 
 // pythonVenv puts the real python3 (not a launcher script such as
 // pyenv's shim, whose runs' source identity is partial: it has no build
-// id) in the project's .venv/bin, as a virtualenv would, with pyperf
-// importable, and returns that directory. Inside the project, it is
-// visible to a contained capture; .gitignore leaves it out of the source.
-func pythonVenv(t *testing.T, dir string) string {
+// id) in the project's .venv/bin, as a virtualenv would, with module
+// (the collector: pyperf, memray) importable, and returns that
+// directory. Inside the project, it is visible to a contained capture;
+// .gitignore leaves it out of the source.
+func pythonVenv(t *testing.T, dir, module string) string {
 	t.Helper()
 	python := testenv.LookPath(t, "python3")
-	out, err := exec.Command(python, "-c", "import sys, pyperf; print(sys.executable)").Output()
+	out, err := exec.Command(python, "-c", "import sys, "+module+"; print(sys.executable)").Output()
 	if err != nil {
-		testenv.Unable(t, "pyperf", "not installed", "%s -c 'import pyperf': %v", python, err)
+		testenv.Unable(t, module, "not installed", "%s -c 'import %s': %v", python, module, err)
 	}
 	bin := filepath.Join(dir, ".venv", "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
