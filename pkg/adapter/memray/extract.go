@@ -26,8 +26,10 @@ import (
 const (
 	ExtractorName = "memray"
 	// ExtractorVersion 2: memory.snapshot.heap and memory.snapshot.rss
-	// rows from memray's memory snapshots (the timeline).
-	ExtractorVersion = "2"
+	// rows from memray's memory snapshots (the timeline). 3: captures of
+	// older header versions through the memray release that reads them,
+	// named by the reader_version dimension.
+	ExtractorVersion = "3"
 )
 
 // reporterTimeout bounds one memray reporter run on one capture.
@@ -92,16 +94,30 @@ func looksMemray(head []byte) bool {
 	return bytes.Contains(head, memrayMagic[:6])
 }
 
-// Extract runs the reporters and writes measurements and the stacks.
+// Extract reads the capture's header version, picks the installed memray
+// release that reads it (FindReader), runs its reporters and writes
+// measurements and the stacks.
 func (e *Extractor) Extract(ctx context.Context, in adapter.ExtractInput, sink adapter.Sink) (*adapter.Extraction, error) {
 	sys := e.Sys
 	if sys.LookPath == nil {
 		sys = RealSystem()
 	}
-	rep, err := runReporters(ctx, sys, in)
+	rd, header, missing, err := chooseReader(sys, in)
 	if err != nil {
 		return nil, err
 	}
+	rep, err := runReporters(ctx, sys, rd, in)
+	if err != nil {
+		var fe *fault.Error
+		if missing != nil && errors.As(err, &fe) && fe.Code == fault.ArtifactParseFailed {
+			// The default memray refused a capture no installed reader
+			// reads: its reason, and the release to install.
+			fe.With("header_version", strconv.Itoa(missing.header)).With("reader_needed", "memray "+missing.pin)
+			fe.Remediation = []string{readerRemedy(sys.getenv, missing.header) + "."}
+		}
+		return nil, err
+	}
+	rep.header = header
 	res := &adapter.Extraction{Extractor: ExtractorName, Version: ExtractorVersion, Rows: map[string]int64{}, Limitations: rep.limitations()}
 	m := &adapter.Measurements{Sink: sink, RunID: in.RunID, ArtifactID: in.ArtifactID}
 	if err := writeMeasurements(m, in.ArtifactID, rep); err != nil {
@@ -123,8 +139,45 @@ func (e *Extractor) Extract(ctx context.Context, in adapter.ExtractInput, sink a
 	return res, nil
 }
 
+// chooseReader is the reader of the capture's header version; where none
+// is installed (or the header cannot be read), the default python3's
+// memray, which gives its own reason if it cannot read the capture, and
+// missing names the header line whose release would. header is the
+// capture's header version, 0 where it could not be read.
+func chooseReader(sys System, in adapter.ExtractInput) (r Reader, header int, missing *headerLine, err error) {
+	h, herr := HeaderVersion(in.Path)
+	if herr != nil {
+		h = 0
+	}
+	if herr == nil {
+		r, ok, err := FindReader(sys, h)
+		if err != nil || ok {
+			return r, h, nil, err
+		}
+	}
+	r, ok, err := FindReader(sys, defaultHeader)
+	if err != nil {
+		return r, h, nil, err
+	}
+	if !ok {
+		return r, h, nil, fault.New(fault.CapabilityUnavailable, "extracting a memray capture needs memray's reporters, and python3 was not found on PATH").
+			With("artifact_id", in.ArtifactID).With("missing", "python3").Fix("Install Python 3, then " + installRemedy + ".")
+	}
+	if l, known := lineOfHeader(h); herr == nil && known && h != defaultHeader {
+		missing = &l
+	} else if herr == nil && h != defaultHeader {
+		missing = &headerLine{header: h, pin: "release that wrote it"}
+	}
+	return r, h, missing, nil
+}
+
 // report is what memray's reporters said about one capture.
 type report struct {
+	// reader is the memray release that read the capture (Release as
+	// the interpreter reports it).
+	reader Reader
+	// header is the capture's header version, 0 where unread.
+	header int
 	// stats is nil for a pre-aggregated capture (`memray run
 	// --aggregate`), which memray stats refuses.
 	stats       *Stats
@@ -146,7 +199,8 @@ func (r *report) retained() (n, bytes int64) {
 }
 
 func (r *report) limitations() []string {
-	lim := []string{"numbers and stacks are memray's own reporters' (memray stats --json, memray transform csv), run on the stored capture"}
+	lim := []string{"numbers and stacks are memray's own reporters' (memray stats --json, memray transform csv), run on the stored capture",
+		fmt.Sprintf("read by memray %s (%s, from %s), for the capture's header version %d: a capture is readable only by the memray release line that wrote it; flameox captures with memray %s", r.reader.Release, r.reader.Python, r.reader.From, r.header, Version)}
 	lim = append(lim, r.snapshotLimitations()...)
 	if r.stats == nil {
 		return append(lim, "a pre-aggregated capture (memray run --aggregate): memray stats refuses it, so the peak is the sum of memray transform csv at the high-water mark, and the total allocated, the allocation count and the allocator breakdown are unknown")
@@ -178,19 +232,22 @@ func (r *report) snapshotLimitations() []string {
 
 // driverScript runs memray's command-line entry point
 // (memray.commands.main, what `python3 -m memray` calls) once per
-// reporter in one interpreter, so an extraction pays Python's and
-// memray's start-up once instead of three times. Each reporter's stderr
-// and status (an exception is status 1 with its message) come back as
-// one JSON object on the last line of stdout. In the same interpreter it
-// then writes memray's memory snapshots, through memray's public
-// memray.FileReader(path).get_memory_snapshots(), as "time_ms,rss,heap"
-// lines (ParseSnapshots); where memray refuses, the reason comes back as
-// snapshots_error and the extraction goes on without them.
-const driverScript = `import contextlib, io, json, sys
+// reporter, and writes memray's memory snapshots, through memray's
+// public memray.FileReader(path).get_memory_snapshots(), as
+// "time_ms,rss,heap" lines (ParseSnapshots). Each of these reads the
+// whole capture, so they run side by side, one forked process each (up
+// to the CPUs this process may use), which pays Python's and memray's
+// start-up once. Each reporter's stderr and status (an exception is
+// status 1 with its message) come back as one JSON object on the last
+// line of stdout, with the memray release that read the capture; where
+// memray refuses the snapshots, the reason comes back as snapshots_error
+// and the extraction goes on without them.
+const driverScript = `import contextlib, io, json, os, sys
+import memray
 from memray.commands import main
 spec = json.loads(sys.argv[1])
-res = []
-for args in spec["reporters"]:
+
+def reporter(args):
     err = io.StringIO()
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
@@ -200,18 +257,42 @@ for args in spec["reporters"]:
     except Exception as e:
         rc = 1
         err.write("%s: %s\n" % (type(e).__name__, e))
-    res.append({"rc": rc, "stderr": err.getvalue()[-4096:]})
-snap = spec["snapshots"]
-snap_err = ""
+    return {"rc": rc, "stderr": err.getvalue()[-4096:]}
+
+def snapshots(snap):
+    try:
+        with memray.FileReader(snap["capture"], max_memory_records=snap["max_records"]) as r, open(snap["out"], "w") as f:
+            f.write("time_ms,rss,heap\n")
+            for s in r.get_memory_snapshots():
+                f.write("%d,%d,%d\n" % (s.time, s.rss, s.heap))
+    except Exception as e:
+        return ("%s: %s" % (type(e).__name__, e))[:1024]
+    return ""
+
+jobs = [(reporter, a) for a in spec["reporters"]] + [(snapshots, spec["snapshots"])]
 try:
-    import memray
-    with memray.FileReader(snap["capture"], max_memory_records=snap["max_records"]) as r, open(snap["out"], "w") as f:
-        f.write("time_ms,rss,heap\n")
-        for s in r.get_memory_snapshots():
-            f.write("%d,%d,%d\n" % (s.time, s.rss, s.heap))
-except Exception as e:
-    snap_err = ("%s: %s" % (type(e).__name__, e))[:1024]
-sys.stdout.write("\n" + json.dumps({"reporters": res, "snapshots_error": snap_err}) + "\n")
+    cpus = len(os.sched_getaffinity(0))
+except Exception:
+    cpus = os.cpu_count() or 1
+out = []
+if cpus > 1:
+    import concurrent.futures as cf, multiprocessing as mp
+    with cf.ProcessPoolExecutor(min(cpus, len(jobs)), mp_context=mp.get_context("fork")) as pool:
+        futs = [pool.submit(f, a) for f, a in jobs]
+        for (f, a), fut in zip(jobs, futs):
+            try:
+                out.append(fut.result())
+            except Exception as e:
+                msg = "memray's reader process failed: %s: %s" % (type(e).__name__, e)
+                out.append({"rc": 1, "stderr": msg} if f is reporter else msg[:1024])
+else:
+    out = [f(a) for f, a in jobs]
+try:
+    import importlib.metadata as md
+    version = md.version("memray")
+except Exception:
+    version = getattr(memray, "__version__", "")
+sys.stdout.write("\n" + json.dumps({"memray_version": version, "reporters": out[:-1], "snapshots_error": out[-1]}) + "\n")
 `
 
 // lastLine is the last non-empty line of b.
@@ -225,12 +306,7 @@ func lastLine(b []byte) []byte {
 
 // runReporters runs memray stats and the two csv transforms into a
 // scratch directory and parses what they wrote.
-func runReporters(ctx context.Context, sys System, in adapter.ExtractInput) (*report, error) {
-	py, err := sys.LookPath("python3")
-	if err != nil {
-		return nil, fault.New(fault.CapabilityUnavailable, "extracting a memray capture needs memray's reporters, and python3 was not found on PATH").
-			With("artifact_id", in.ArtifactID).With("missing", "python3").Fix("Install Python 3, then " + installRemedy + ".")
-	}
+func runReporters(ctx context.Context, sys System, rd Reader, in adapter.ExtractInput) (*report, error) {
 	dir, err := os.MkdirTemp("", "flameox-memray-")
 	if err != nil {
 		return nil, fault.Wrap(fault.InternalError, err, "scratch directory for memray's reporters")
@@ -255,12 +331,13 @@ func runReporters(ctx context.Context, sys System, in adapter.ExtractInput) (*re
 	snapPath := filepath.Join(dir, "snapshots.csv")
 	spec, _ := json.Marshal(map[string]any{"reporters": all,
 		"snapshots": map[string]any{"capture": in.Path, "out": snapPath, "max_records": maxSnapshotRecords(in.Limits)}})
-	out, err := sys.Output(ctx, []string{py, "-c", driverScript, string(spec)}, reporterTimeout)
+	out, err := sys.Output(ctx, []string{rd.Python, "-c", driverScript, string(spec)}, reporterTimeout)
 	if err != nil {
-		return nil, reporterFault(err, "memray", in)
+		return nil, reporterFault(err, "memray", sys, rd, in)
 	}
 	var answer struct {
-		Reporters []struct {
+		MemrayVersion string `json:"memray_version"`
+		Reporters     []struct {
 			RC     int    `json:"rc"`
 			Stderr string `json:"stderr"`
 		} `json:"reporters"`
@@ -275,14 +352,17 @@ func runReporters(ctx context.Context, sys System, in adapter.ExtractInput) (*re
 			jobs[i].err = fault.New(fault.ProcessFailed, "%s exited with status %d", jobs[i].what, r.RC).With("stderr", r.Stderr)
 		}
 	}
-	rep := &report{}
+	rep := &report{reader: rd}
+	if answer.MemrayVersion != "" {
+		rep.reader.Release = answer.MemrayVersion
+	}
 	var fe *fault.Error
 	aggregated := errors.As(jobs[0].err, &fe) && strings.Contains(fe.Details["stderr"], errAggregated)
 	for i, j := range jobs {
 		if i == 0 && aggregated {
 			continue
 		}
-		if err := reporterFault(j.err, j.what, in); err != nil {
+		if err := reporterFault(j.err, j.what, sys, rd, in); err != nil {
 			return nil, err
 		}
 	}
@@ -348,7 +428,7 @@ func readSnapshots(path, refused string, lim config.Limits) (*Snapshots, string)
 // reporterFault turns a failed reporter into the user's answer: memray
 // not installed is CAPABILITY_UNAVAILABLE naming it; memray refusing the
 // file is ARTIFACT_PARSE_FAILED with memray's own "Reason:" line.
-func reporterFault(err error, what string, in adapter.ExtractInput) error {
+func reporterFault(err error, what string, sys System, rd Reader, in adapter.ExtractInput) error {
 	if err == nil {
 		return nil
 	}
@@ -358,6 +438,10 @@ func reporterFault(err error, what string, in adapter.ExtractInput) error {
 	}
 	stderr := fe.Details["stderr"]
 	if strings.Contains(stderr, "No module named memray") || strings.Contains(stderr, "No module named 'memray'") {
+		if rd.Header != defaultHeader || rd.From == ReadersEnv {
+			return fault.New(fault.CapabilityUnavailable, "extracting a memray capture needs memray %s, which %s (from %s) cannot import", rd.Release, rd.Python, rd.From).
+				With("artifact_id", in.ArtifactID).With("missing", "memray").With("python", rd.Python).Fix(readerRemedy(sys.getenv, rd.Header) + ".")
+		}
 		return fault.New(fault.CapabilityUnavailable, "extracting a memray capture needs memray, which python3 cannot import").
 			With("artifact_id", in.ArtifactID).With("missing", "memray").Fix(installRemedy + ".")
 	}
@@ -378,9 +462,14 @@ func reporterFault(err error, what string, in adapter.ExtractInput) error {
 		reason = reason[:512]
 	}
 	return fault.New(fault.ArtifactParseFailed, "%s cannot read %s: %s", what, in.ArtifactID, reason).
-		With("artifact_id", in.ArtifactID).With("reason", reason).With("stderr", stderr).
+		With("artifact_id", in.ArtifactID).With("reason", reason).With("stderr", stderr).With("reader", "memray "+rd.Release+" ("+rd.Python+")").
 		Fix("Read the capture with the memray release that wrote it (a capture's header version is tied to its release); flameox installs memray " + Version + ".")
 }
+
+// readerDim is the dimension naming the memray release that read the
+// capture. It is not part of a row's id: one capture is one set of rows,
+// whichever release read it.
+const readerDim = "reader_version"
 
 // writeMeasurements writes the totals as memray's stats report gives them.
 func writeMeasurements(m *adapter.Measurements, art string, r *report) error {
@@ -390,6 +479,7 @@ func writeMeasurements(m *adapter.Measurements, art string, r *report) error {
 		for _, k := range sortedKeys(dims) {
 			key += "/" + k + "=" + dims[k]
 		}
+		dims[readerDim] = r.reader.Release
 		x := v
 		return m.Write(schema.Measurement{ID: digest.Bytes([]byte(key)), Name: name, Int: &x, Unit: unit,
 			Aggregation: agg, Scope: "run", Subject: subject, Dimensions: dims, EvidenceLevel: level})
@@ -454,6 +544,7 @@ func writeSnapshots(m *adapter.Measurements, art string, r *report) error {
 			for _, k := range sortedKeys(dims) {
 				key += "/" + k + "=" + dims[k]
 			}
+			dims[readerDim] = r.reader.Release
 			v := x.v
 			if err := m.Write(schema.Measurement{ID: digest.Bytes([]byte(key)), Name: x.name, Int: &v, Unit: "bytes",
 				Aggregation: "value", Scope: "run", Subject: "snapshot " + n, ValueIndex: &idx, Dimensions: dims, EvidenceLevel: "observed"}); err != nil {

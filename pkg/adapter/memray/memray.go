@@ -34,6 +34,9 @@ type System struct {
 	LookPath func(file string) (string, error)
 	// Output runs a short command and returns its stdout.
 	Output func(ctx context.Context, argv []string, timeout time.Duration) ([]byte, error)
+	// Getenv reads the variables that locate memray's readers
+	// (ReadersEnv, XDG_DATA_HOME, HOME); nil is os.Getenv.
+	Getenv func(key string) string
 }
 
 // RealSystem is the machine flameox runs on: commands go through the
@@ -47,7 +50,7 @@ func RealSystem() System {
 			}
 		}
 		return broker.Output(ctx, argv, "", env, 1<<16, timeout)
-	}}
+	}, Getenv: os.Getenv}
 }
 
 // Adapter is the memray adapter.
