@@ -16,7 +16,7 @@ apt_packages=(
 pip_packages=(
   pyperf==2.11.0        # benchmark adapter (pkg/adapter/pyperf.Version)
   py-spy                # Python sampling profiler
-  coverage              # execution coverage
+  coverage==7.17.5      # execution coverage (pkg/adapter/coverage.Version)
   memray==1.20.0        # Python memory profiler (pkg/adapter/memray.Version)
   mcp==2.3.0            # the MCP tests' Python SDK client (pkg/mcpserver/py_test.go)
 )
