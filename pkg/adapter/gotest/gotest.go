@@ -43,8 +43,11 @@ func New() *Adapter { return &Adapter{LookPath: exec.LookPath, Output: broker.Ou
 
 func (*Adapter) Name() string { return Name }
 
-// Extractors returns the extractor that reads what this adapter captures.
-func (*Adapter) Extractors() []adapter.Extractor { return []adapter.Extractor{&BenchExtractor{}} }
+// Extractors returns the extractors that read what this adapter captures:
+// go test's output (benchmarks, test counts) and its coverage profile.
+func (*Adapter) Extractors() []adapter.Extractor {
+	return []adapter.Extractor{&BenchExtractor{}, &CoverExtractor{}}
+}
 
 // Probe finds `go` on PATH and asks it for its version (`go env GOVERSION`
 // with a minimal environment and GOTOOLCHAIN=local, so no toolchain is

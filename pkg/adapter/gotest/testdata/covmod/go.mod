@@ -1,0 +1,3 @@
+module example.com/covmod
+
+go 1.22
