@@ -475,43 +475,168 @@ func (d *decoder) file(name string) (File, error) {
 
 // lines reads an array of line numbers; excluded lines make no row.
 func (d *decoder) lines(file, key string) ([]int32, error) {
-	if err := d.delim('[', fmt.Sprintf("%s of %q", key, file)); err != nil {
+	r, err := d.raw()
+	if err != nil {
 		return nil, err
 	}
 	var out []int32
-	for d.dec.More() {
-		n, err := d.lineNumber(file, key, false)
-		if err != nil {
-			return nil, err
+	err = r.array(func() error {
+		n, ok := r.int()
+		if !ok || n < 0 {
+			return d.errf("%s of %q holds %s, not a line number", key, file, r.what())
 		}
 		if key != "excluded_lines" {
 			if err := d.row(); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		out = append(out, n)
+		return nil
+	})
+	if err == errNotArray {
+		return nil, d.errf("%s of %q is not a JSON array", key, file)
 	}
-	_, err := d.dec.Token()
 	return out, err
 }
 
-// lineNumber reads one line number: not negative (coverage.py lists line
-// 0 as executed for a module without statements, an empty __init__.py),
-// or for an arc any (a negative target is an exit).
-func (d *decoder) lineNumber(file, key string, signed bool) (int32, error) {
-	t, err := d.dec.Token()
+func (d *decoder) arcs(file, key string) ([]Arc, error) {
+	r, err := d.raw()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	num, ok := t.(json.Number)
-	if !ok {
-		return 0, d.errf("%s of %q holds %s, not a line number", key, file, describe(t))
+	var out []Arc
+	err = r.array(func() error {
+		var a [2]int32
+		i := 0
+		err := r.array(func() error {
+			n, ok := r.int()
+			if !ok || i == 2 {
+				return d.errf("an arc of %s of %q is not two line numbers", key, file)
+			}
+			a[i] = n
+			i++
+			return nil
+		})
+		if err == errNotArray || (err == nil && i != 2) {
+			return d.errf("an arc of %s of %q is not two line numbers", key, file)
+		}
+		if err != nil {
+			return err
+		}
+		if err := d.row(); err != nil {
+			return err
+		}
+		out = append(out, Arc{a[0], a[1]})
+		return nil
+	})
+	if err == errNotArray {
+		return nil, d.errf("%s of %q is not a JSON array", key, file)
 	}
-	v, err := strconv.ParseInt(string(num), 10, 32)
-	if err != nil || (v < 0 && !signed) {
-		return 0, d.errf("%s of %q holds %s, not a line number", key, file, clip(string(num)))
+	return out, err
+}
+
+// raw reads the next value whole (encoding/json's scanner checks its
+// syntax), for the fast scan of number arrays: its size is bounded by
+// the bytes limit, and what is kept of it by the row limit.
+func (d *decoder) raw() (*rawScan, error) {
+	var m json.RawMessage
+	if err := d.dec.Decode(&m); err != nil {
+		return nil, err
 	}
-	return int32(v), nil
+	return &rawScan{b: m}, nil
+}
+
+var errNotArray = errors.New("not an array")
+
+// rawScan walks a syntactically valid JSON value.
+type rawScan struct {
+	b []byte
+	i int
+}
+
+func (r *rawScan) ws() {
+	for r.i < len(r.b) && (r.b[r.i] == ' ' || r.b[r.i] == '\t' || r.b[r.i] == '\n' || r.b[r.i] == '\r') {
+		r.i++
+	}
+}
+
+// array calls elem for each element of the array at the cursor; elem
+// consumes the element.
+func (r *rawScan) array(elem func() error) error {
+	r.ws()
+	if r.i >= len(r.b) || r.b[r.i] != '[' {
+		return errNotArray
+	}
+	r.i++
+	r.ws()
+	if r.i < len(r.b) && r.b[r.i] == ']' {
+		r.i++
+		return nil
+	}
+	for {
+		r.ws()
+		if err := elem(); err != nil {
+			return err
+		}
+		r.ws()
+		if r.i >= len(r.b) {
+			return errNotArray
+		}
+		c := r.b[r.i]
+		r.i++
+		switch c {
+		case ',':
+		case ']':
+			return nil
+		default:
+			return errNotArray
+		}
+	}
+}
+
+// int reads an integer that fits in 32 bits.
+func (r *rawScan) int() (int32, bool) {
+	start := r.i
+	if r.i < len(r.b) && r.b[r.i] == '-' {
+		r.i++
+	}
+	for r.i < len(r.b) && r.b[r.i] >= '0' && r.b[r.i] <= '9' {
+		r.i++
+	}
+	if r.i < len(r.b) && (r.b[r.i] == '.' || r.b[r.i] == 'e' || r.b[r.i] == 'E') {
+		r.i = start
+		return 0, false
+	}
+	v, err := strconv.ParseInt(string(r.b[start:r.i]), 10, 32)
+	if err != nil {
+		r.i = start
+		return 0, false
+	}
+	return int32(v), true
+}
+
+// what describes the value at the cursor, for a message.
+func (r *rawScan) what() string {
+	if r.i >= len(r.b) {
+		return "nothing"
+	}
+	switch r.b[r.i] {
+	case '"':
+		return "a string"
+	case '[':
+		return "a JSON array"
+	case '{':
+		return "a JSON object"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	}
+	end := r.i
+	for end < len(r.b) && end-r.i < 40 && strings.IndexByte(",]} \t\r\n", r.b[end]) < 0 {
+		end++
+	}
+	return "the number " + string(r.b[r.i:end])
 }
 
 func describe(t json.Token) string {
@@ -535,37 +660,6 @@ func clip(s string) string {
 		return s[:40] + "..."
 	}
 	return s
-}
-
-func (d *decoder) arcs(file, key string) ([]Arc, error) {
-	if err := d.delim('[', fmt.Sprintf("%s of %q", key, file)); err != nil {
-		return nil, err
-	}
-	var out []Arc
-	for d.dec.More() {
-		if err := d.delim('[', fmt.Sprintf("an arc of %s of %q", key, file)); err != nil {
-			return nil, err
-		}
-		from, err := d.lineNumber(file, key, true)
-		if err != nil {
-			return nil, err
-		}
-		to, err := d.lineNumber(file, key, true)
-		if err != nil {
-			return nil, err
-		}
-		if t, err := d.dec.Token(); err != nil {
-			return nil, err
-		} else if t != json.Delim(']') {
-			return nil, d.errf("an arc of %s of %q has more than two lines", key, file)
-		}
-		if err := d.row(); err != nil {
-			return nil, err
-		}
-		out = append(out, Arc{from, to})
-	}
-	_, err := d.dec.Token()
-	return out, err
 }
 
 func (d *decoder) contexts(file string) (map[int32]Contexts, error) {
@@ -705,13 +799,43 @@ func (s *Summary) set(k string, v json.Number) error {
 	return nil
 }
 
-// skip reads and discards one value, bounding its nesting.
+// skip reads and discards one value (the per-function and per-class
+// regions are most of a format 3 report), bounding its nesting.
 func (d *decoder) skip() error {
-	t, err := d.dec.Token()
-	if err != nil {
+	var m json.RawMessage
+	if err := d.dec.Decode(&m); err != nil {
 		return err
 	}
-	return d.skipFrom(t)
+	// +2: the top-level object and the object holding this value.
+	if n := depth(m); n+2 > d.lim.depth {
+		return &tooLarge{limit: "max_json_depth", max: d.lim.depth, n: n + 2, what: "levels of JSON nesting", lowerBound: false}
+	}
+	return nil
+}
+
+// depth is the deepest nesting of arrays and objects in a valid JSON
+// value.
+func depth(b []byte) int64 {
+	var n, max int64
+	in := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case in:
+		case c == '[' || c == '{':
+			n++
+			if n > max {
+				max = n
+			}
+		case c == ']' || c == '}':
+			n--
+		}
+	}
+	return max
 }
 
 func (d *decoder) skipFrom(t json.Token) error {

@@ -185,6 +185,7 @@ type writer struct {
 	run, art string
 	m        adapter.Measurements
 	obs      int64
+	buf      []byte
 
 	w                                      *schema.Writer
 	id, runC, artC, kind, name, value, fil schema.StringCol
@@ -210,13 +211,18 @@ func (w *writer) open() error {
 
 // row appends one observation; hasLines false leaves the lines null.
 func (w *writer) row(kind, name, value, file string, hasLines bool, from, to int32, ctx string) error {
-	var b strings.Builder
-	for _, s := range []string{w.run, w.art, kind, name, file, strconv.FormatBool(hasLines), strconv.Itoa(int(from)), strconv.Itoa(int(to)), ctx} {
-		b.WriteString(strconv.Itoa(len(s)))
-		b.WriteByte(':')
-		b.WriteString(s)
+	// The id is the digest of the identity's fields, each prefixed by
+	// its length.
+	b := w.buf[:0]
+	for _, s := range [...]string{w.run, w.art, kind, name, file, ctx} {
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(append(b, ':'), s...)
 	}
-	w.id.Append(digest.Bytes([]byte(b.String())))
+	b = strconv.AppendBool(b, hasLines)
+	b = strconv.AppendInt(append(b, ':'), int64(from), 10)
+	b = strconv.AppendInt(append(b, ':'), int64(to), 10)
+	w.buf = b
+	w.id.Append(digest.Bytes(b))
 	w.runC.Append(w.run)
 	w.artC.AppendOrNull(w.art)
 	w.kind.Append(kind)

@@ -16,11 +16,10 @@ import (
 	"github.com/flameox/flameox/pkg/fault"
 )
 
-func input(t *testing.T, path string, lim config.Limits) adapter.ExtractInput {
-	t.Helper()
+func input(t testing.TB, path string, lim config.Limits) adapter.ExtractInput {
 	head, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	if len(head) > 4096 {
 		head = head[:4096]
