@@ -1,0 +1,69 @@
+package trace
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/flameox/flameox/pkg/config"
+)
+
+// FuzzRead: arbitrary bytes (plain or gzip) never panic and, within small
+// limits, are refused as malformed (*parseError) or over a limit
+// (*limitError), or give a model whose slices are sorted per track, start
+// at or after the origin, nest inside their parent, and whose per-frame
+// counts add up to the slices. The Parquet writing is left out
+// (TestFixtures and TestHostile check it), so the fuzzer spends its time
+// in the reader.
+func FuzzRead(f *testing.F) {
+	f.Add(gz(f, []byte(`[{"ph":"X","name":"a","ts":1,"dur":1}]`)))
+	f.Add([]byte(`{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1.5,"dur":2},{"ph":"B","name":"b","pid":1,"tid":1,"ts":2},{"ph":"E","pid":1,"tid":1,"ts":3},{"ph":"s","id":1,"cat":"ac2g","pid":1,"tid":1,"ts":2},{"ph":"f","id":1,"bp":"e","cat":"ac2g","pid":0,"tid":7,"ts":4}]}`))
+	f.Add([]byte(`[{"ph":"C","name":"c","ts":1,"args":{"v":1}},{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"t"}},{"ph":"b","id":"0x1","cat":"x","ts":1},{"ph":"e","id":"0x1","cat":"x","ts":2},`))
+	lim := config.Limits{MaxEvents: 1 << 12, MaxStringBytes: 1 << 16, MaxDecompressedBytes: 256 << 10, MaxStackDepth: 64, MaxStackFrames: 1 << 14}
+	f.Fuzz(func(t *testing.T, data []byte) { checkRead(t, data, lim) })
+}
+
+func checkRead(t *testing.T, data []byte, lim config.Limits) {
+	{
+		b, err := read(bytes.NewReader(data), lim)
+		var m *model
+		if err == nil {
+			m, err = b.finish()
+		}
+		if err != nil {
+			var pe *parseError
+			var le *limitError
+			if !errors.As(err, &pe) && !errors.As(err, &le) {
+				t.Fatalf("error %T %v", err, err)
+			}
+			return
+		}
+		var n int64
+		for i := range m.frames {
+			n += m.frames[i].count
+			if m.frames[i].self > m.frames[i].total || m.frames[i].incl > m.frames[i].total {
+				t.Fatalf("frame %d: self %d incl %d total %d", i, m.frames[i].self, m.frames[i].incl, m.frames[i].total)
+			}
+		}
+		if n != int64(len(m.slices)) {
+			t.Fatalf("frames count %d slices, there are %d", n, len(m.slices))
+		}
+		for i, s := range m.slices {
+			if s.start < 0 || s.dur < 0 {
+				t.Fatalf("slice %d: %+v", i, s)
+			}
+			if i > 0 && m.slices[i-1].track == s.track && m.slices[i-1].start > s.start {
+				t.Fatalf("slice %d out of order", i)
+			}
+			if s.parent >= 0 {
+				p := m.slices[s.parent]
+				if p.track != s.track || p.start > s.start || p.end() < s.end() {
+					t.Fatalf("slice %d %+v not inside its parent %+v", i, s, p)
+				}
+			}
+		}
+		if m.tracks == nil && len(m.slices) > 0 {
+			t.Fatal("slices without tracks")
+		}
+	}
+}
