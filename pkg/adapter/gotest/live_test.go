@@ -2,6 +2,7 @@ package gotest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,6 +51,7 @@ func TestLiveCapture(t *testing.T) {
 			t.Errorf("%s registered as %q, want %s (registrations %v)", name, regs[name].Kind, kind, m.Artifacts)
 		}
 	}
+	checkLiveCover(t, project, l, regs["cover.out"])
 	stdout := regs["stdout.txt"]
 	path := ws.Root + "/" + stdout.PayloadPath
 	head, _ := os.ReadFile(path)
@@ -90,6 +92,49 @@ func TestLiveCapture(t *testing.T) {
 		if !(slow > fast && fast > 0) {
 			t.Errorf("n=%s: ReverseSum %.3g sec/op is not slower than DirectSum %.3g", n, slow, fast)
 		}
+	}
+}
+
+// checkLiveCover extracts the coverage profile a capture registered, as
+// publication does (the registry's extractor, which finds the project's
+// module through the workspace), and compares its totals with `go tool
+// cover -func` on the stored file.
+func checkLiveCover(t *testing.T, project string, l *adaptertest.Live, reg run.Registration) {
+	t.Helper()
+	in := adapter.ExtractInput{RunID: l.Result.Run.RunID, ArtifactID: reg.ArtifactID, Kind: reg.Kind, Producer: reg.Producer, Path: l.Path(reg)}
+	in.Head, _ = os.ReadFile(in.Path)
+	var e adapter.Extractor
+	for _, x := range New().Extractors() {
+		if x.Accepts(in) {
+			if e != nil {
+				t.Fatalf("both %s and %s accept the coverage profile", e.Name(), x.Name())
+			}
+			e = x
+		}
+	}
+	if e == nil || e.Name() != CoverExtractorName {
+		t.Fatalf("the coverage profile is read by %v: %.200s", e, in.Head)
+	}
+	sink := newCoverSink(t)
+	x, err := e.Extract(context.Background(), in, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := coverResult{x: x, obs: sink.Rows(t, "observations"), measurements: map[string]map[string]any{}}
+	for _, m := range sink.Rows(t, "measurements") {
+		r.measurements[m["name"].(string)] = m
+	}
+	total := funcTotal(t, project, in.Path)
+	pct := r.measurements["coverage.percent_covered"]
+	if pct == nil || fmt.Sprintf("%.1f%%", pct["value_float"].(float64)) != total || pct["run_id"] != in.RunID {
+		t.Fatalf("percent_covered %v, go tool cover -func says %s", pct, total)
+	}
+	files := map[string]bool{}
+	for _, o := range r.obs {
+		files[o["file"].(string)] = true
+	}
+	if !files["scan.go"] || len(files) != 1 || x.Rows["observations"] != int64(len(r.obs)) || len(r.obs) < 5 {
+		t.Fatalf("coverage rows %v: want scan.go's blocks, project-relative (%q)", files, x.Limitations)
 	}
 }
 
