@@ -38,6 +38,25 @@ fi
 
 python3 -m pip install --quiet --disable-pip-version-check "${pip_packages[@]}"
 
+# Older memray releases, to read captures of their header versions: a
+# capture is readable only by the memray release line that wrote it. One
+# per-user virtualenv each (no sudo: run this script as the user who runs
+# flameox), where pkg/adapter/memray finds it without configuration:
+# ${XDG_DATA_HOME:-~/.local/share}/flameox/memray/RELEASE. Kept when it
+# already has that release.
+memray_readers=(
+  1.19.3                # header version 12, memray 1.19.x (pkg/adapter/memray.ExtraRelease)
+)
+memray_readers_dir="${XDG_DATA_HOME:-$HOME/.local/share}/flameox/memray"
+memray_version() { "$1/bin/python" -c 'import importlib.metadata as m; print(m.version("memray"))' 2>/dev/null || true; }
+for rel in "${memray_readers[@]}"; do
+  venv="$memray_readers_dir/$rel"
+  if [ "$(memray_version "$venv")" != "$rel" ]; then
+    python3 -m venv --clear "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "memray==$rel"
+  fi
+done
+
 # Go tools, from the module proxy at pinned versions, into GOBIN (else
 # GOPATH/bin), where make lint and the tests look for them. benchstat is
 # pinned to the golang.org/x/perf that go.mod requires, read from go.mod
@@ -66,4 +85,7 @@ for t in staticcheck benchstat; do
   printf '  %-10s %s\n' "$t" "$(command -v "$t" || { [ -x "$gobin/$t" ] && echo "$gobin/$t"; } || echo MISSING)" >&2
 done
 printf '  %-10s %s\n' "pyperf" "$(python3 -c 'import importlib.metadata as m; print(m.version("pyperf"))' 2>/dev/null || echo MISSING)" >&2
+for rel in "${memray_readers[@]}"; do
+  printf '  %-10s %s\n' "memray $rel" "$( [ "$(memray_version "$memray_readers_dir/$rel")" = "$rel" ] && echo "$memray_readers_dir/$rel/bin/python" || echo MISSING)" >&2
+done
 printf '  %-10s %s\n' "mcp (py)" "$(python3 -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null || echo MISSING)" >&2

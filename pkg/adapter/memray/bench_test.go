@@ -9,6 +9,8 @@ import (
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/adapter/adaptertest"
 	"github.com/flameox/flameox/pkg/config"
+	"github.com/flameox/flameox/pkg/internal/testenv"
+	"os"
 	"time"
 )
 
@@ -65,4 +67,39 @@ func BenchmarkParseSnapshots(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// largest is the largest shared memray fixture (header version 12).
+const largest = "linear-hashing__memray.bin"
+
+// BenchmarkLargestFixture alternates `memray stats --json` alone and an
+// extraction of the largest shared fixture, both with the memray release
+// that reads it, and reports each and their ratio (docs/performance.md).
+func BenchmarkLargestFixture(b *testing.B) {
+	path := filepath.Join(sharedFixtures, largest)
+	if _, err := os.Stat(path); err != nil {
+		testenv.Unable(b, "shared fixtures", "not present", "%s", path)
+	}
+	h, err := HeaderVersion(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rd, ok, err := FindReader(RealSystem(), h)
+	if err != nil || !ok {
+		testenv.Unable(b, "memray "+ExtraRelease, "not installed", "%v", err)
+	}
+	in := adapter.ExtractInput{RunID: "run", ArtifactID: "art", Kind: Kind, Path: path, Limits: config.DefaultLimits()}
+	var stats, extract time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		statsOf(b, rd, path)
+		t1 := time.Now()
+		if _, err := New().Extractors()[0].Extract(context.Background(), in, newBenchSink(b)); err != nil {
+			b.Fatal(err)
+		}
+		stats, extract = stats+t1.Sub(t0), extract+time.Since(t1)
+	}
+	b.ReportMetric(float64(stats.Milliseconds())/float64(b.N), "stats_ms/op")
+	b.ReportMetric(float64(extract.Milliseconds())/float64(b.N), "extract_ms/op")
+	b.ReportMetric(float64(extract)/float64(stats), "x_stats")
 }

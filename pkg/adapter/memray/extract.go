@@ -113,7 +113,11 @@ func (e *Extractor) Extract(ctx context.Context, in adapter.ExtractInput, sink a
 			// The default memray refused a capture no installed reader
 			// reads: its reason, and the release to install.
 			fe.With("header_version", strconv.Itoa(missing.header)).With("reader_needed", "memray "+missing.pin)
-			fe.Remediation = []string{readerRemedy(sys.getenv, missing.header) + "."}
+			fix := readerRemedy(sys.getenv, missing.header) + "."
+			if ov, _ := overrides(sys); ov[missing.header].Python != "" {
+				fix = fmt.Sprintf("%s names %s for memray %s, which is not an executable; ", ReadersEnv, ov[missing.header].Python, ov[missing.header].Release) + fix
+			}
+			fe.Remediation = []string{fix}
 		}
 		return nil, err
 	}

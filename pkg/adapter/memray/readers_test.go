@@ -310,7 +310,7 @@ func TestExtractMissingReader(t *testing.T) {
 		t.Errorf("details %v", fe.Details)
 	}
 	fix := strings.Join(fe.Remediation, " ")
-	for _, w := range []string{"header version 12", "memray 1.19.x", "scripts/install-collectors.sh", "pip install memray==" + ExtraRelease, "/nonexistent/flameox/memray/" + ExtraRelease} {
+	for _, w := range []string{ReadersEnv + " names /nonexistent/python for memray " + ExtraRelease + ", which is not an executable", "header version 12", "memray 1.19.x", "scripts/install-collectors.sh", "pip install memray==" + ExtraRelease, "/nonexistent/flameox/memray/" + ExtraRelease} {
 		if !strings.Contains(fix, w) {
 			t.Errorf("remediation %q lacks %q", fix, w)
 		}
