@@ -64,6 +64,16 @@ var recipes = map[string]recipe{
 		}
 		return r.MemoryResult, nil
 	}},
+	"failures": {tool: "analyze_failures", run: func(ctx context.Context, ws *workspace.Workspace, args json.RawMessage) (analysis.Recordable, error) {
+		var req analysis.FailuresRequest
+		if err := json.Unmarshal(args, &req); err != nil {
+			return nil, fault.Wrap(fault.InvalidArguments, err, "failures arguments")
+		}
+		if req.Limit == 0 {
+			req.Limit = failuresLimit
+		}
+		return analysis.Failures(ctx, ws, req)
+	}},
 }
 
 func recipeNames() []string {

@@ -17,6 +17,7 @@ var recordRecipes = map[string]func(context.Context, *Context, []string) error{
 	"hotspots": analyzeHotspots,
 	"scaling":  analyzeScaling,
 	"memory":   analyzeMemory,
+	"failures": analyzeFailures,
 }
 
 // analyzeRecordCommands are analyze record.
