@@ -16,8 +16,10 @@ import (
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/adapter/adaptertest"
 	"github.com/flameox/flameox/pkg/config"
+	"github.com/flameox/flameox/pkg/digest"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/internal/testenv"
+	"golang.org/x/tools/cover"
 )
 
 func newCoverSink(t testing.TB) *adaptertest.Sink {
@@ -381,5 +383,31 @@ func TestProjectModule(t *testing.T) {
 	}
 	if _, _, ok := ProjectModule(adapter.ExtractInput{Path: filepath.Join(t.TempDir(), "x")}); ok {
 		t.Fatal("a module found outside a workspace")
+	}
+}
+
+// TestBlockIDs: the spliced observation ids are digest.Of's for the same
+// identity, whatever the strings hold.
+func TestBlockIDs(t *testing.T) {
+	for _, tt := range []struct{ run, art, file string }{
+		{"run1", "sha256:ab", "calc.go"},
+		{"", "", "example.com/m/x.go"},
+		{"r\"\\\u2028<>&", "a\u00e9\U0001F600", "dir with space/é.go"},
+	} {
+		ids, err := newBlockIDs(tt.run, tt.art, tt.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range []cover.ProfileBlock{{StartLine: 1, StartCol: 2, EndLine: 3, EndCol: 4}, {StartLine: 1 << 30, StartCol: 0, EndLine: 1 << 30, EndCol: 99999}} {
+			want, err := digest.Of(map[string]any{"run_id": tt.run, "artifact_id": tt.art, "kind": "line_hit",
+				"name": "coverage.block", "file": tt.file, "line_from": b.StartLine, "line_to": b.EndLine,
+				"start_col": b.StartCol, "end_col": b.EndCol, "context": nil})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ids.block(b); got != want {
+				t.Errorf("%+v %+v: id %s, digest.Of %s", tt, b, got, want)
+			}
+		}
 	}
 }

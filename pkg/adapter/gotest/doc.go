@@ -21,5 +21,8 @@
 // test2json event stream. The extractor (BenchExtractor, "gobench") reads
 // that stream, or plain `go test -bench` text, with golang.org/x/perf/benchfmt
 // — the parser benchstat uses — so values and units are exactly what
-// benchstat would compare.
+// benchstat would compare. The coverage extractor (CoverExtractor,
+// "gocover") reads cover.out with golang.org/x/tools/cover — the parser
+// `go tool cover` uses — so its totals are `go tool cover -func`'s; see
+// docs/gocover.md.
 package gotest
