@@ -185,7 +185,10 @@ type writer struct {
 	run, art string
 	m        adapter.Measurements
 	obs      int64
-	buf      []byte
+	// the canonical JSON of the id's strings, and the id being built
+	runJ, artJ, fileJ []byte
+	fileName          string
+	buf               []byte
 
 	w                                      *schema.Writer
 	id, runC, artC, kind, name, value, fil schema.StringCol
@@ -211,18 +214,11 @@ func (w *writer) open() error {
 
 // row appends one observation; hasLines false leaves the lines null.
 func (w *writer) row(kind, name, value, file string, hasLines bool, from, to int32, ctx string) error {
-	// The id is the digest of the identity's fields, each prefixed by
-	// its length.
-	b := w.buf[:0]
-	for _, s := range [...]string{w.run, w.art, kind, name, file, ctx} {
-		b = strconv.AppendInt(b, int64(len(s)), 10)
-		b = append(append(b, ':'), s...)
+	id, err := w.obsID(kind, name, file, hasLines, from, to, ctx)
+	if err != nil {
+		return err
 	}
-	b = strconv.AppendBool(b, hasLines)
-	b = strconv.AppendInt(append(b, ':'), int64(from), 10)
-	b = strconv.AppendInt(append(b, ':'), int64(to), 10)
-	w.buf = b
-	w.id.Append(digest.Bytes(b))
+	w.id.Append(id)
 	w.runC.Append(w.run)
 	w.artC.AppendOrNull(w.art)
 	w.kind.Append(kind)
@@ -240,6 +236,56 @@ func (w *writer) row(kind, name, value, file string, hasLines bool, from, to int
 	w.level.Append("observed")
 	w.obs++
 	return w.w.EndRow()
+}
+
+// obsID is the observation's id, the one Go coverage's rows have too
+// (pkg/adapter/gotest): the digest of the canonical JSON (RFC 8785) of
+// {"artifact_id", "context", "file", "kind", "line_from", "line_to",
+// "name", "run_id"}, context and lines null when absent, exactly what
+// digest.Of gives for that map. The strings are canonicalized once (the
+// file's once per file) and the line numbers spliced in, because
+// canonicalizing a map per line costs more than the rest of the
+// extraction.
+func (w *writer) obsID(kind, name, file string, hasLines bool, from, to int32, ctx string) (string, error) {
+	if w.runJ == nil {
+		var err error
+		if w.runJ, err = digest.Canonical(w.run); err != nil {
+			return "", err
+		}
+		if w.artJ, err = digest.Canonical(w.art); err != nil {
+			return "", err
+		}
+	}
+	if file != w.fileName || w.fileJ == nil {
+		b, err := digest.Canonical(file)
+		if err != nil {
+			return "", err
+		}
+		w.fileName, w.fileJ = file, b
+	}
+	b := append(append(w.buf[:0], `{"artifact_id":`...), w.artJ...)
+	b = append(b, `,"context":`...)
+	if ctx == "" {
+		b = append(b, "null"...)
+	} else {
+		c, err := digest.Canonical(ctx)
+		if err != nil {
+			return "", err
+		}
+		b = append(b, c...)
+	}
+	b = append(append(append(b, `,"file":`...), w.fileJ...), `,"kind":"`...)
+	b = append(append(b, kind...), `","line_from":`...)
+	if hasLines {
+		b = strconv.AppendInt(b, int64(from), 10)
+		b = strconv.AppendInt(append(b, `,"line_to":`...), int64(to), 10)
+	} else {
+		b = append(b, `null,"line_to":null`...)
+	}
+	b = append(append(append(b, `,"name":"`...), name...), `","run_id":`...)
+	b = append(append(b, w.runJ...), '}')
+	w.buf = b
+	return digest.Bytes(b), nil
 }
 
 func (w *writer) report(ctx context.Context, rep *Report) error {

@@ -13,6 +13,7 @@ import (
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/adapter/adaptertest"
 	"github.com/flameox/flameox/pkg/config"
+	"github.com/flameox/flameox/pkg/digest"
 	"github.com/flameox/flameox/pkg/fault"
 )
 
@@ -428,6 +429,26 @@ func TestHostileNames(t *testing.T) {
 		}
 		if c.limitation != "" && !hasLimitation(x.x.Limitations, c.limitation) {
 			t.Errorf("%s: limitations %q", c.path, x.x.Limitations)
+		}
+	}
+}
+
+// TestObservationIDs: an observation's id is digest.Of of its identity,
+// as Go coverage's are (pkg/adapter/gotest), so anyone can recompute it.
+func TestObservationIDs(t *testing.T) {
+	x, err := extract(t, "testdata/flameox__contexts-branch.json", config.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range x.obs {
+		key := map[string]any{"run_id": "run", "artifact_id": "art", "kind": r["kind"], "name": r["name"], "file": r["file"],
+			"line_from": r["line_from"], "line_to": r["line_to"], "context": r["context"]}
+		want, err := digest.Of(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r["observation_id"] != want {
+			t.Fatalf("row %v: id %v, want %s", r, r["observation_id"], want)
 		}
 	}
 }
