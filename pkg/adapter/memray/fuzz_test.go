@@ -2,6 +2,8 @@ package memray
 
 import (
 	"bytes"
+	"encoding/binary"
+	"os"
 	"testing"
 
 	"github.com/flameox/flameox/pkg/config"
@@ -81,6 +83,26 @@ func FuzzParseSnapshots(f *testing.F) {
 		}
 		if !hasMax {
 			t.Fatalf("the largest heap (snapshot %d) is not kept: %+v", s.MaxHeap, s.Kept)
+		}
+	})
+}
+
+// FuzzHeaderVersion: any bytes give a header version or an error, and an
+// uncompressed header's version is its int32.
+func FuzzHeaderVersion(f *testing.F) {
+	for _, p := range []string{"testdata/retain.bin", "testdata/oldversion.bin"} {
+		b, _ := os.ReadFile(p)
+		f.Add(b[:min(len(b), 512)])
+	}
+	f.Add([]byte("memray\x00\x0c\x00\x00\x00"))
+	f.Add([]byte{0x04, 0x22, 0x4d, 0x18, 0x40, 0x40, 0xc0, 0x05, 0x00, 0x00, 0x80, 'm', 'e', 'm', 'r', 'a'})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := headerVersion(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		if bytes.HasPrefix(b, memrayMagic) && h != int(int32(binary.LittleEndian.Uint32(b[len(memrayMagic):]))) {
+			t.Fatalf("header version %d of %q", h, b[:11])
 		}
 	})
 }

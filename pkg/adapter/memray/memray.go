@@ -2,6 +2,7 @@ package memray
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -256,13 +257,21 @@ func (*Adapter) Validate(path string, decl adapter.ArtifactDecl) error {
 	return nil
 }
 
-// Viewer shows a capture with memray's own reporters.
-func (*Adapter) Viewer(path, kind string) (*adapter.Viewer, error) {
+// Viewer shows a capture with memray's own reporters, of the release
+// that reads its header version where one is installed (FindReader).
+func (a *Adapter) Viewer(path, kind string) (*adapter.Viewer, error) {
 	if kind != Kind {
 		return &adapter.Viewer{Tool: "less", Argv: []string{"less", path}}, nil
 	}
-	return &adapter.Viewer{Tool: "memray", Argv: []string{"python3", "-m", "memray", "flamegraph", path},
-		Note: "python3 -m memray tree, table, summary or stats FILE show more; install with " + installRemedy}, nil
+	py, note := "python3", "python3 -m memray tree, table, summary or stats FILE show more; install with "+installRemedy
+	if h, err := HeaderVersion(path); err == nil && h != defaultHeader && a.Sys.LookPath != nil {
+		if r, ok, err := FindReader(a.Sys, h); err == nil && ok {
+			py, note = r.Python, fmt.Sprintf("memray %s reads this capture (header version %d); %s -m memray tree, table, summary or stats FILE show more", r.Release, h, r.Python)
+		} else {
+			note = readerRemedy(a.Sys.getenv, h)
+		}
+	}
+	return &adapter.Viewer{Tool: "memray", Argv: []string{py, "-m", "memray", "flamegraph", path}, Note: note}, nil
 }
 
 var _ adapter.Adapter = (*Adapter)(nil)

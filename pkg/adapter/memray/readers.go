@@ -100,6 +100,10 @@ func HeaderVersion(path string) (int, error) {
 		return 0, err
 	}
 	defer f.Close()
+	return headerVersion(f)
+}
+
+func headerVersion(f io.Reader) (int, error) {
 	var r io.Reader = io.LimitReader(f, maxHeaderBlock+64)
 	head := make([]byte, 4)
 	if _, err := io.ReadFull(r, head); err != nil {

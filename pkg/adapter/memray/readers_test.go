@@ -319,3 +319,22 @@ func TestExtractMissingReader(t *testing.T) {
 		t.Errorf("%d tables written", sink.Opened())
 	}
 }
+
+// TestViewer: an old capture opens with the reader of its header
+// version, or says which release to install.
+func TestViewer(t *testing.T) {
+	sys, data := fakeReaders(t, nil, ExtraRelease)
+	for _, c := range []struct {
+		name, path, python, note string
+		sys                      System
+	}{
+		{"default", "testdata/retain.bin", "python3", installRemedy, sys},
+		{"reader", "testdata/oldversion.bin", filepath.Join(data, "flameox", "memray", ExtraRelease, "bin", "python"), "memray " + ExtraRelease + " reads this capture", sys},
+		{"no reader", "testdata/oldversion.bin", "python3", "pip install memray==" + ExtraRelease, System{LookPath: sys.LookPath, Getenv: func(string) string { return "" }}},
+	} {
+		v, err := (&Adapter{Sys: c.sys}).Viewer(c.path, Kind)
+		if err != nil || v.Argv[0] != c.python || !strings.Contains(v.Note, c.note) {
+			t.Errorf("%s: %+v, %v; want %s and a note with %q", c.name, v, err, c.python, c.note)
+		}
+	}
+}
