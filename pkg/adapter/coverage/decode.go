@@ -1,6 +1,7 @@
 package coverage
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -173,7 +174,11 @@ type decoder struct {
 func Decode(r io.Reader, l config.Limits) (*Report, error) {
 	lim := limitsOf(l)
 	d := &decoder{lim: lim, rep: &Report{Skipped: map[string]int{}}, intern: map[string]string{}}
-	d.dec = json.NewDecoder(&capReader{r: r, max: lim.bytes})
+	br := bufio.NewReader(&capReader{r: r, max: lim.bytes})
+	if b, _ := br.Peek(3); bytes.Equal(b, []byte("\xef\xbb\xbf")) {
+		br.Discard(3) // a byte order mark, which Python's json refuses but an editor may add
+	}
+	d.dec = json.NewDecoder(br)
 	d.dec.UseNumber()
 	if err := d.top(); err != nil {
 		return nil, d.wrap(err)

@@ -403,9 +403,13 @@ func TestHostileNames(t *testing.T) {
 	bin := filepath.Join(dir, "renamed.bin")
 	b, _ := os.ReadFile("testdata/pdf-toolbox__coverage.json")
 	os.WriteFile(bin, b, 0o644)
+	bom := filepath.Join(dir, "bom.json")
+	f2, _ := os.ReadFile("testdata/flameox__format2.json")
+	os.WriteFile(bom, append([]byte("\xef\xbb\xbf"), f2...), 0o644)
 	for _, c := range []struct {
 		path, file, limitation string
 	}{
+		{bom, "shapes.py", ""},
 		{esc, "pkg/\x1b]0;owned\x07\u202emod.py", ""},
 		{bad, "pkg/\ufffd\ufffd.py", "invalid UTF-8"},
 		{surrogate, "pkg/\ufffd.py", "invalid UTF-8"},
