@@ -301,7 +301,7 @@ func (s *Service) runSteps(ctx context.Context, p *prepared, outDir string, onSt
 		for i, a := range st.Argv {
 			argv[i] = strings.ReplaceAll(a, "{out}", outDir)
 		}
-		spec := broker.Spec{Argv: argv, Dir: outDir, Env: p.env, Timeout: time.Duration(p.plan.Limits.TimeoutNs),
+		spec := broker.Spec{Argv: argv, Dir: outDir, Env: withoutEnv(p.env, ObservationsEnv), Timeout: time.Duration(p.plan.Limits.TimeoutNs),
 			Grace: time.Duration(p.plan.Limits.GraceNs), StderrLimit: 1 << 20, StdoutLimit: s.WS.Config.Capture.MaxArtifactBytes,
 			OnStart: onStart}
 		var f *os.File
@@ -378,7 +378,8 @@ func (s *Service) validate(ctx context.Context, p *prepared, res *broker.Result,
 		argv = append([]string{exe}, argv[1:]...)
 	}
 	argv = contain.Wrap(p.plan.Containment, p.contReq, p.bwrap, argv)
-	or, err := broker.Run(ctx, broker.Spec{Argv: argv, Dir: p.inst.Cwd, Env: p.env,
+	// The oracle's own observations are not the workload's.
+	or, err := broker.Run(ctx, broker.Spec{Argv: argv, Dir: p.inst.Cwd, Env: withoutEnv(p.env, ObservationsEnv),
 		Timeout: time.Duration(p.plan.Limits.TimeoutNs), Grace: time.Duration(p.plan.Limits.GraceNs),
 		StdoutLimit: 1 << 20, StderrLimit: 1 << 20, OnStart: onStart})
 	if or != nil {
@@ -438,6 +439,7 @@ func (s *Service) register(ctx context.Context, p *prepared, runID, outDir, stag
 	for _, st := range p.apl.Steps {
 		files = append(files, file{filepath.Join(outDir, st.Produces.RelPath), st.Produces})
 	}
+	files = append(files, file{filepath.Join(outDir, ObservationsFile), observationsDecl()})
 	files = append(files, file{filepath.Join(stage, "stdout.txt"), outputDecl("stdout")}, file{filepath.Join(stage, "stderr.txt"), outputDecl("stderr")},
 		file{filepath.Join(stage, "oracle.stdout.txt"), outputDecl("oracle_stdout")}, file{filepath.Join(stage, "oracle.stderr.txt"), outputDecl("oracle_stderr")})
 	for _, f := range files {
@@ -452,12 +454,14 @@ func (s *Service) register(ctx context.Context, p *prepared, runID, outDir, stag
 			// An empty stream is no output; an empty profile (a
 			// collector killed before it wrote one) is no evidence, and
 			// registered it would be read as a profile of nothing.
-			if f.decl.Kind != "process_output" {
+			if f.decl.Kind != "process_output" && f.decl != observationsDecl() {
 				lim = append(lim, "artifact "+f.decl.RelPath+" is empty (0 bytes: the workload ended before the collector wrote it) and was not registered")
 			}
 			continue
 		}
-		if err := p.ad.Validate(f.path, f.decl); err != nil {
+		if f.decl == observationsDecl() {
+			// The SDKs' file: its extractor checks it, not the adapter.
+		} else if err := p.ad.Validate(f.path, f.decl); err != nil {
 			lim = append(lim, "artifact "+f.decl.RelPath+" failed validation: "+fault.As(err).Message)
 		}
 		st, err := store.StageImport(ctx, f.path, s.WS.Config.Capture.MaxArtifactBytes)
@@ -595,4 +599,15 @@ func (s *Service) progress(phase, msg string) {
 			return
 		}
 	}
+}
+
+// withoutEnv is env without NAME's entry.
+func withoutEnv(env []string, name string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

@@ -160,6 +160,10 @@ func (s *Service) prepare(ctx context.Context, req PlanRequest, outDir string) (
 		return nil, err
 	}
 	env = append(env, apl.Env...)
+	// Every capture offers the workload the SDKs' observations file
+	// (contrib/python/flameox_observe.py, contrib/go/observe): it is
+	// registered when the workload wrote one.
+	env = setEnv(env, ObservationsEnv+"="+filepath.Join(outDir, ObservationsFile))
 	if capab.Status != adapter.Available && capab.Status != adapter.Degraded {
 		return nil, fault.New(fault.CapabilityUnavailable, "adapter %s is %s", ad.Name(), capab.Status).
 			With("adapter", ad.Name()).With("status", string(capab.Status)).Fix(capab.Remediation...)
@@ -184,7 +188,7 @@ func (s *Service) prepare(ctx context.Context, req PlanRequest, outDir string) (
 			Parameters: inst.Parameters, Approval: approvals.Status(wl)},
 		Argv: apl.Argv, Wrapped: contain.Wrap(decision, creq, bwrap, apl.Argv), Executable: exe, Cwd: inst.RelCwd,
 		Environment: EnvPlan{Passed: names(env), Dropped: nonNil(dropped), Overrides: sortedKeys(inst.Env)},
-		Artifacts:   append(apl.Artifacts, outputDecl("stdout"), outputDecl("stderr")),
+		Artifacts:   append(apl.Artifacts, observationsDecl(), outputDecl("stdout"), outputDecl("stderr")),
 		Steps:       apl.Steps,
 		Limits: Limits{TimeoutNs: int64(inst.Timeout), GraceNs: int64(grace), MaxOutputBytes: cfg.MaxOutputBytes,
 			MaxArtifactBytes: s.WS.Config.Capture.MaxArtifactBytes},
@@ -265,6 +269,20 @@ func planDigest(p *CapturePlan, exe, outDir string) (string, error) {
 		"limits": p.Limits, "containment": p.Containment.State, "network": p.Containment.Network, "oracle": p.Oracle,
 		"executable": exe, "executable_digest": exeDigest,
 	})
+}
+
+// ObservationsFile is the file of SDK observations a capture's output
+// directory may hold, and ObservationsEnv the variable that names it to
+// the workload (pkg/adapter/observe reads it).
+const (
+	ObservationsFile = "flameox-observations.jsonl"
+	ObservationsEnv  = "FLAMEOX_OBSERVATIONS"
+)
+
+// observationsDecl declares the SDK observations file: optional, read by
+// its own extractor rather than validated by the capture's adapter.
+func observationsDecl() adapter.ArtifactDecl {
+	return adapter.ArtifactDecl{RelPath: ObservationsFile, Kind: "semantic_observations", Role: "observations", MediaType: "application/x-ndjson"}
 }
 
 func outputDecl(role string) adapter.ArtifactDecl {

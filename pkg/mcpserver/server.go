@@ -109,6 +109,7 @@ func newServer(opts Options) *server {
 	s.addMemoryTools()
 	s.addFailuresTools()
 	s.addTraceTools()
+	s.addExecutionTools()
 	s.addFindingsTools()
 	s.addReportTools()
 	s.addPrompts()

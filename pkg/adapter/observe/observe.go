@@ -263,11 +263,13 @@ func canonical(raw json.RawMessage) (json.RawMessage, error) {
 	if err := d.Decode(&v); err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // values are data, not HTML
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return b, nil
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // Extract parses the file and writes its rows.
@@ -301,10 +303,13 @@ func (*Extractor) Extract(ctx context.Context, in adapter.ExtractInput, sink ada
 			art = in.ArtifactID
 		}
 		row := func(kind, name, phase string, value any, idPart string) error {
-			val, err := json.Marshal(value)
-			if err != nil {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(value); err != nil {
 				return fault.Wrap(fault.InternalError, err, "observation %s", name)
 			}
+			val := bytes.TrimRight(buf.Bytes(), "\n")
 			id := digest.Bytes([]byte("observation/v1\x00" + in.RunID + "\x00" + in.ArtifactID + "\x00" + kind + "\x00" + name + "\x00" + idPart))
 			var ctx any
 			if phase != "" {

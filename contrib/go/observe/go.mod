@@ -1,0 +1,3 @@
+module github.com/flameox/flameox/contrib/go/observe
+
+go 1.22
