@@ -13,7 +13,9 @@ package analysis
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
 	"fmt"
 	"regexp"
 	"sort"
@@ -21,7 +23,6 @@ import (
 	"time"
 
 	"github.com/flameox/flameox/pkg/catalog"
-	"github.com/flameox/flameox/pkg/digest"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/run"
@@ -243,6 +244,8 @@ type failureAttempt struct {
 	// Message is the error's message (the run manifest's error, its
 	// validation's reason, or the trial's exclusion reason).
 	Message string
+	// shape is errorShape(ErrorCode, Message), filled by analyseFailures.
+	shape string
 }
 
 // kind is capture, import or trial.
@@ -357,7 +360,7 @@ func (a *failureAttempt) values(outcome, class string) []dimValue {
 		add(DimExit, fmt.Sprintf("exit %d", *a.Exit), "")
 	}
 	if outcome != outcomeSucceeded {
-		add(DimError, errorShape(a.ErrorCode, a.Message), "")
+		add(DimError, a.shape, "")
 	}
 	return out
 }
@@ -613,6 +616,7 @@ func analyseFailures(res *FailuresResult, atts []failureAttempt, limit int) {
 	kinds := map[string]*FailureKind{}
 	sum := &res.Summary
 	signatures := map[string]int{}
+	shapes := map[[2]string]string{} // one error is normalised once
 	for i := range atts {
 		a := &atts[i]
 		o, c := a.outcome()
@@ -626,6 +630,15 @@ func analyseFailures(res *FailuresResult, atts []failureAttempt, limit int) {
 			continue
 		}
 		sum.Attempts++
+		if o != outcomeSucceeded {
+			key := [2]string{a.ErrorCode, a.Message}
+			sh, ok := shapes[key]
+			if !ok {
+				sh = errorShape(a.ErrorCode, a.Message)
+				shapes[key] = sh
+			}
+			a.shape = sh
+		}
 		k := kinds[a.kind()]
 		if k == nil {
 			k = &FailureKind{Kind: a.kind()}
@@ -747,9 +760,7 @@ func analyseFailures(res *FailuresResult, atts []failureAttempt, limit int) {
 			continue
 		}
 		expl = append(expl, g)
-		idx := append(append([]int{}, g.failed...), g.succeeded...)
-		sort.Ints(idx)
-		d, _ := digest.Of(idx)
+		d := attemptSet(g.failed, g.succeeded)
 		setOf[g] = d
 		bySet[d] = append(bySet[d], g.dim+"="+g.value)
 	}
@@ -799,6 +810,22 @@ func analyseFailures(res *FailuresResult, atts []failureAttempt, limit int) {
 		"cancelled attempts count as not succeeded; succeeded attempts cannot prove a rare failure absent")
 }
 
+// attemptSet identifies a set of attempts (by index): the sha256 of the
+// sorted indexes, so two candidates that cover the same attempts compare
+// equal.
+func attemptSet(failed, succeeded []int) string {
+	idx := make([]int, 0, len(failed)+len(succeeded))
+	idx = append(append(idx, failed...), succeeded...)
+	sort.Ints(idx)
+	h := sha256.New()
+	var b [8]byte
+	for _, i := range idx {
+		binary.LittleEndian.PutUint64(b[:], uint64(i))
+		h.Write(b[:])
+	}
+	return string(h.Sum(nil))
+}
+
 // signature is what tells one failure's symptom from another's: its
 // workload (or imported kind), outcome and error shape.
 func signature(a *failureAttempt, outcome, class string) string {
@@ -806,7 +833,7 @@ func signature(a *failureAttempt, outcome, class string) string {
 	if w == "" {
 		w = a.kind() + ":" + a.ImportKind
 	}
-	return w + "\x00" + outcome + "/" + class + "\x00" + errorShape(a.ErrorCode, a.Message)
+	return w + "\x00" + outcome + "/" + class + "\x00" + a.shape
 }
 
 func dimNoun(d string) string {

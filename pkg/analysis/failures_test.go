@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -304,5 +305,21 @@ func TestFailuresFlags(t *testing.T) {
 	}
 	if want := (FailuresRequest{Since: "2026-01-01T00:00:00Z", Workload: "w", Limit: 7}); r != want {
 		t.Errorf("parsed %+v, want %+v", r, want)
+	}
+}
+
+// BenchmarkAnalyseFailures groups the most attempts one analysis reads
+// (docs/failures.md, Performance): 100000, a tenth of them failed, over
+// 50 workloads, 4 environments and 20 source states.
+func BenchmarkAnalyseFailures(b *testing.B) {
+	atts := make([]failureAttempt, maxFailureAttempts)
+	for i := range atts {
+		w := fmt.Sprintf("w%d", i%50)
+		atts[i] = att(fmt.Sprintf("r%06d", i), int64(i), i%10 != 0, w, fmt.Sprintf("e%d", i%4), fmt.Sprintf("s%d", i%20))
+		atts[i].Params = map[string]string{"n": fmt.Sprint(i % 7)}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		analyse(atts, defaultFailureLimit)
 	}
 }
