@@ -350,8 +350,10 @@ func (p *coverProfile) write(ctx context.Context, in adapter.ExtractInput, sink 
 			var stmts, covered, coveredBlocks int64
 			for _, b := range f.Blocks {
 				id := ids.block(b)
-				// value_json is canonical JSON (RFC 8785): keys sorted,
-				// integers only.
+				// value_json is canonical JSON (RFC 8785: keys sorted,
+				// integers only) for counts up to 2^53; a larger count is
+				// written exactly where RFC 8785 would round it to a
+				// double.
 				val = append(val[:0], `{"end_col":`...)
 				val = strconv.AppendInt(val, int64(b.EndCol), 10)
 				val = append(val, `,"hits":`...)
