@@ -65,16 +65,22 @@ func Viewer(ctx context.Context, ws *workspace.Workspace, reg *adapter.Registry,
 		kind, producer = detail.Registrations[0].Kind, detail.Registrations[0].Producer
 	}
 	var plan *adapter.Viewer
-	for _, name := range append(append([]string{producer}, readers(reg, path)...), "pprof", "process") {
-		a, err := reg.Get(name)
-		if err != nil {
-			continue
-		}
-		if v, err := a.Viewer(path, kind); err == nil && v != nil {
-			plan = v
-			break
+	try := func(names ...string) {
+		for _, name := range names {
+			a, err := reg.Get(name)
+			if plan != nil || err != nil {
+				continue
+			}
+			if v, err := a.Viewer(path, kind); err == nil && v != nil {
+				plan = v
+			}
 		}
 	}
+	try(append([]string{producer}, readers(reg, path)...)...)
+	if plan == nil {
+		plan = extractorViewer(reg, path, kind)
+	}
+	try("pprof", "process")
 	if plan == nil {
 		return nil, fault.New(fault.CapabilityUnavailable, "no native viewer is known for %s (%s)", artifactID, kind)
 	}
@@ -113,6 +119,24 @@ func readers(reg *adapter.Registry, path string) []string {
 		}
 	}
 	return names
+}
+
+// extractorViewer is the viewer an extractor that is no adapter names
+// for a payload it accepts by content (Chrome traces: Perfetto UI), or nil.
+func extractorViewer(reg *adapter.Registry, path, kind string) *adapter.Viewer {
+	in := adapter.ExtractInput{Path: path}
+	for _, e := range reg.Extractors() {
+		v, ok := e.(interface {
+			Viewer(path, kind string) (*adapter.Viewer, error)
+		})
+		if _, adapterToo := e.(adapter.Adapter); !ok || adapterToo || !e.Accepts(in) {
+			continue
+		}
+		if plan, err := v.Viewer(path, kind); err == nil && plan != nil {
+			return plan
+		}
+	}
+	return nil
 }
 
 // choosePort replaces port 0 in an -http=HOST:0 argument (how adapters

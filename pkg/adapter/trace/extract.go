@@ -165,7 +165,7 @@ func tooLarge(in adapter.ExtractInput, le *limitError) *fault.Error {
 // chrome://tracing.
 func (*Extractor) Viewer(path, kind string) (*adapter.Viewer, error) {
 	return &adapter.Viewer{Tool: "Perfetto UI", Argv: []string{"xdg-open", "https://ui.perfetto.dev/"},
-		Note: "Open https://ui.perfetto.dev and choose \"Open trace file\" with " + path +
+		Note: "Perfetto UI: open https://ui.perfetto.dev and choose \"Open trace file\" with " + path +
 			" (the page reads the file in the browser; flameox uploads nothing), or open chrome://tracing in Chrome and Load it. Both read .json and .json.gz."}, nil
 }
 
