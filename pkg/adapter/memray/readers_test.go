@@ -211,7 +211,7 @@ func needReader(t *testing.T, path string) Reader {
 	}
 	if !ok {
 		l, _ := lineOfHeader(h)
-		testenv.Unable(t, "memray "+l.pin, "not installed", "%s has header version %d: %s", path, h, readerRemedy(os.Getenv, h))
+		testenv.Unable(t, "memray "+l.pin, "not installed", "%s: %s", path, readerRemedy(os.Getenv, h))
 	}
 	return r
 }
