@@ -2,8 +2,10 @@ package analysis
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -110,4 +112,93 @@ func TestRanges(t *testing.T) {
 	if len(got) != 3 || got[0] != (LineRange{1, 3}) || got[1].String() != "5" || got[2].String() != "7-8" {
 		t.Fatalf("ranges %v", got)
 	}
+}
+
+// TestExecutionCoverage: two coverage.py reports of the same code, one
+// line and one arc swapped between executed and missing: the file change
+// names exactly those.
+func TestExecutionCoverage(t *testing.T) {
+	base := filepath.Join("..", "adapter", "coverage", "testdata", "flameox__contexts-branch.json")
+	b, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	f := doc["files"].(map[string]any)["shapes.py"].(map[string]any)
+	swap := func(key string, from, to float64) {
+		var out []any
+		for _, v := range f[key].([]any) {
+			if v.(float64) != from {
+				out = append(out, v)
+			}
+		}
+		f[key] = append(out, to)
+	}
+	swap("executed_lines", 9, 8)
+	swap("missing_lines", 8, 9)
+	f["executed_branches"] = append(withoutArc(f["executed_branches"].([]any), 7, 9), []any{7.0, 8.0})
+	f["missing_branches"] = append(withoutArc(f["missing_branches"].([]any), 7, 8), []any{7.0, 9.0})
+	delete(f, "contexts")
+	for _, k := range []string{"executed_lines", "missing_lines"} {
+		sort.Slice(f[k].([]any), func(i, j int) bool { return f[k].([]any)[i].(float64) < f[k].([]any)[j].(float64) })
+	}
+	for _, k := range []string{"executed_branches", "missing_branches"} {
+		a := f[k].([]any)
+		sort.Slice(a, func(i, j int) bool {
+			x, y := a[i].([]any), a[j].([]any)
+			if x[0].(float64) != y[0].(float64) {
+				return x[0].(float64) < y[0].(float64)
+			}
+			return x[1].(float64) < y[1].(float64)
+		})
+	}
+	// coverage.py writes meta first; the reader needs it so.
+	var cand []byte
+	for i, k := range []string{"meta", "files", "totals"} {
+		part, err := json.Marshal(doc[k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		sep := ","
+		if i == 0 {
+			sep = "{"
+		}
+		cand = append(append(cand, sep+`"`+k+`":`...), part...)
+	}
+	cand = append(cand, '}')
+	cp := filepath.Join(t.TempDir(), "cand.json")
+	if err := os.WriteFile(cp, cand, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, runs := importProfiles(t, base, cp)
+	res, err := Execution(context.Background(), ws, ExecutionRequest{Input: runs[0], Against: runs[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Base.Coverage == nil || res.Base.Coverage.PercentCovered == nil || !res.Changes.CoverageBoth {
+		t.Fatalf("coverage %+v", res.Base.Coverage)
+	}
+	if len(res.Changes.Files) != 1 {
+		t.Fatalf("file changes %+v", res.Changes.Files)
+	}
+	fc := res.Changes.Files[0]
+	if fc.File != "shapes.py" || fc.Status != "changed" || len(fc.NowExecuted) != 1 || fc.NowExecuted[0] != (LineRange{8, 8}) ||
+		len(fc.NoLongerExecuted) != 1 || fc.NoLongerExecuted[0] != (LineRange{9, 9}) || fc.ArcsAdded != 1 || fc.ArcsRemoved != 1 {
+		t.Fatalf("shapes.py change %+v", fc)
+	}
+}
+
+func withoutArc(arcs []any, from, to float64) []any {
+	var out []any
+	for _, a := range arcs {
+		p := a.([]any)
+		if p[0].(float64) == from && p[1].(float64) == to {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
