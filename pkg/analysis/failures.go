@@ -43,11 +43,10 @@ const (
 	maxFailureAttempts  = 100_000
 	maxFailureMessages  = 5000
 	maxFailureGroups    = 1000
-	maxFailureExplained = 50
 	maxRepresentatives  = 3
-	maxContrastRuns     = 2
+	maxContrastRuns     = 1
 	maxMessageShape     = 200
-	defaultFailureLimit = 20
+	defaultFailureLimit = 8
 )
 
 // Dimensions a failed attempt is grouped by, in the order results list
@@ -82,7 +81,7 @@ func causeDim(d string) bool { return dimRank(d) < 5 }
 type FailuresRequest struct {
 	Since    string `json:"since,omitempty" jsonschema:"only attempts created at or after this time (RFC 3339)"`
 	Workload string `json:"workload,omitempty" jsonschema:"only attempts of this declared workload (imports have none)"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"groups to return (default 20, max 1000)"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"groups, and candidate explanations, to return (default 8, max 1000)"`
 }
 
 // Flags registers the flags of a failures request (`flameox analyze
@@ -90,15 +89,15 @@ type FailuresRequest struct {
 func (r *FailuresRequest) Flags(fs *pflag.FlagSet) {
 	fs.StringVar(&r.Since, "since", "", "only attempts created at or after this RFC 3339 time")
 	fs.StringVar(&r.Workload, "workload", "", "only attempts of this declared workload")
-	limitFlag(fs, &r.Limit, defaultFailureLimit, "groups")
+	limitFlag(fs, &r.Limit, defaultFailureLimit, "groups (and candidate explanations)")
 }
 
 // FailureRef is one attempt a group names.
 type FailureRef struct {
-	RunID     string    `json:"run_id,omitempty"`
-	TrialID   string    `json:"trial_id,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	Outcome   string    `json:"outcome"`
+	RunID   string `json:"run_id,omitempty"`
+	TrialID string `json:"trial_id,omitempty"`
+	// Outcome is a failure's (contrast runs succeeded: no outcome).
+	Outcome string `json:"outcome,omitempty"`
 }
 
 // FailureGroup is the failed attempts that share one value of one
@@ -121,7 +120,7 @@ type FailureGroup struct {
 	// Isolated: the group holds one failure.
 	Isolated bool `json:"isolated"`
 	// Representatives are the first, a middle and the last failure
-	// (at most 3); Contrast up to 2 succeeded attempts of the same
+	// (at most 3); Contrast one succeeded attempt of the same
 	// workloads, another value of the dimension first.
 	Representatives []FailureRef `json:"representative_runs"`
 	Contrast        []FailureRef `json:"contrast_runs"`
@@ -187,7 +186,7 @@ type FailuresResult struct {
 	Groups []FailureGroup `json:"groups"`
 	query.Page
 	// Explanations are the candidate explanations, side by side (at
-	// most 50 of ExplanationsTotal).
+	// most limit of ExplanationsTotal).
 	Explanations      []FailureExplanation `json:"explanations"`
 	ExplanationsTotal int                  `json:"explanations_total"`
 	EvidenceLevel     string               `json:"evidence_level"`
@@ -703,7 +702,7 @@ func analyseFailures(res *FailuresResult, atts []failureAttempt, limit int) {
 	}
 	at := func(i int) time.Time { return time.UnixMicro(atts[i].At).UTC() }
 	ref := func(i int) FailureRef {
-		return FailureRef{RunID: atts[i].RunID, TrialID: atts[i].TrialID, CreatedAt: at(i), Outcome: states[i].outcome}
+		return FailureRef{RunID: atts[i].RunID, TrialID: atts[i].TrialID, Outcome: states[i].outcome}
 	}
 	older := func(i, j int) bool {
 		if atts[i].At != atts[j].At {
@@ -746,7 +745,7 @@ func analyseFailures(res *FailuresResult, atts []failureAttempt, limit int) {
 			res.Truncated = true
 			break
 		}
-		res.Groups = append(res.Groups, buildGroup(g, atts, okByWorkload, ref, older))
+		res.Groups = append(res.Groups, buildGroup(g, atts, okByWorkload, ref, at, older))
 	}
 	res.Returned = len(res.Groups)
 
@@ -767,7 +766,7 @@ func analyseFailures(res *FailuresResult, atts []failureAttempt, limit int) {
 	res.ExplanationsTotal = len(expl)
 	res.Explanations = []FailureExplanation{}
 	for _, g := range expl {
-		if len(res.Explanations) == maxFailureExplained {
+		if len(res.Explanations) == limit {
 			break
 		}
 		f, s := len(g.failed), len(g.succeeded)
@@ -776,13 +775,13 @@ func analyseFailures(res *FailuresResult, atts []failureAttempt, limit int) {
 		switch {
 		case len(dimValues[g.dim]) == 1:
 			e.Strength = "uniform"
-			e.Evidence = fmt.Sprintf("every attempt that records %s has this one (%d of them): the data cannot tell whether it matters", dimNoun(g.dim), dimAttempts[g.dim])
+			e.Evidence = fmt.Sprintf("all %d attempts that record %s have it: the data cannot tell whether it matters", dimAttempts[g.dim], dimNoun(g.dim))
 		case s == 0:
 			e.Strength = "exclusive"
-			e.Evidence = fmt.Sprintf("%d failures share it and no attempt with it succeeded", f)
+			e.Evidence = "no attempt with it succeeded"
 		default:
 			e.Strength = "mixed"
-			e.Evidence = fmt.Sprintf("%d failures share it, but %d attempts with it succeeded: weaker", f, s)
+			e.Evidence = fmt.Sprintf("%d attempts with it succeeded: weaker", s)
 		}
 		for _, other := range bySet[setOf[g]] {
 			if other != g.dim+"="+g.value {
@@ -792,8 +791,8 @@ func analyseFailures(res *FailuresResult, atts []failureAttempt, limit int) {
 		sort.Strings(e.Indistinguishable)
 		res.Explanations = append(res.Explanations, e)
 	}
-	if res.ExplanationsTotal > maxFailureExplained {
-		res.Limitations = append(res.Limitations, fmt.Sprintf("%d candidate explanations; the %d covering the most failures are listed", res.ExplanationsTotal, maxFailureExplained))
+	if res.ExplanationsTotal > limit {
+		res.Limitations = append(res.Limitations, fmt.Sprintf("%d candidate explanations; the %d covering the most failures are listed (raise --limit for more)", res.ExplanationsTotal, limit))
 	}
 	sum.Answer = failureAnswer(sum, res.Explanations)
 	if kinds["import"] != nil {
@@ -842,11 +841,11 @@ func dimNoun(d string) string {
 }
 
 // buildGroup fills one group's counts, dates and runs.
-func buildGroup(g *groupAcc, atts []failureAttempt, okByWorkload map[string][]int, ref func(int) FailureRef, older func(i, j int) bool) FailureGroup {
+func buildGroup(g *groupAcc, atts []failureAttempt, okByWorkload map[string][]int, ref func(int) FailureRef, at func(int) time.Time, older func(i, j int) bool) FailureGroup {
 	f, s := len(g.failed), len(g.succeeded)
 	out := FailureGroup{Dimension: g.dim, Value: g.value, Label: g.label, Failures: f, Succeeded: s,
 		FailureRate: float64(f) / float64(f+s), Isolated: f == 1,
-		FirstSeen: ref(g.failed[0]).CreatedAt, LastSeen: ref(g.failed[f-1]).CreatedAt,
+		FirstSeen: at(g.failed[0]), LastSeen: at(g.failed[f-1]),
 		Representatives: []FailureRef{}, Contrast: []FailureRef{}}
 	for _, i := range pickSpread(g.failed, maxRepresentatives) {
 		out.Representatives = append(out.Representatives, ref(i))
@@ -880,7 +879,9 @@ func buildGroup(g *groupAcc, atts []failureAttempt, okByWorkload map[string][]in
 		if len(out.Contrast) == maxContrastRuns {
 			break
 		}
-		out.Contrast = append(out.Contrast, ref(i))
+		c := ref(i)
+		c.Outcome = ""
+		out.Contrast = append(out.Contrast, c)
 	}
 	return out
 }

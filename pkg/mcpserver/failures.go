@@ -11,7 +11,7 @@ import (
 
 // failuresLimit is analyze_failures's default count of groups, the CLI's,
 // so the two give the same result.
-const failuresLimit = 20
+const failuresLimit = 8
 
 // addFailuresTools registers analyze_failures.
 func (s *server) addFailuresTools() {

@@ -84,8 +84,8 @@ func TestAnalyzeFailures(t *testing.T) {
 	if len(found) != 3 {
 		t.Errorf("groups %+v (found %v)", res.Groups, found)
 	}
-	if n := resultBytes(t, c, "analyze_failures", map[string]any{}); n > 16<<10 {
-		t.Errorf("default analyze_failures result is %d bytes (> 16 KiB)", n)
+	if n := resultBytes(t, c, "analyze_failures", map[string]any{}); n > 8<<10 {
+		t.Errorf("default analyze_failures result is %d bytes (> 8 KiB)", n)
 	}
 	var rec struct {
 		Recipe     string `json:"recipe"`
