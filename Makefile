@@ -67,8 +67,9 @@ nocgo:
 demo: build
 	scripts/demo.sh $(BIN)
 
-# The golden investigations of SPEC §9, (a) pyperf and (d) go test, on the
-# CLI (testscript) and over MCP (the TypeScript SDK): docs/goldens.md.
+# The golden investigations of SPEC §9, (a) pyperf, (b) the SDK
+# observation, (c) retained memory and (d) go test, on the CLI
+# (testscript) and over MCP (the TypeScript SDK): docs/goldens.md.
 # They are part of make test too (skipped under -short).
 golden:
 	$(GO) test -count=1 -run 'TestScripts/golden_' ./pkg/tool/flameox
