@@ -31,6 +31,13 @@ func (r *StackExamplesResult) provenance() (string, string, string, any, Source,
 		map[string]any{"examples_total": r.Total, "returned": r.Returned, "truncated": r.Truncated}, r.Limitations
 }
 
+// Operation is a recordable result's operation and the corpus commit it
+// read.
+func Operation(r Recordable) (operation, commit string) {
+	op, _, commit, _, _, _, _ := r.provenance()
+	return op, commit
+}
+
 // multiInput is implemented by results that read many runs (scaling):
 // their inputs replace the one Source.
 type multiInput interface {

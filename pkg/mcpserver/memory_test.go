@@ -46,6 +46,14 @@ func TestAnalyzeMemory(t *testing.T) {
 	if n := resultBytes(t, c, "analyze_memory", map[string]any{"input": runID}); n > 16<<10 {
 		t.Errorf("default analyze_memory result is %d bytes (> 16 KiB)", n)
 	}
+	var rec struct {
+		Operation  string `json:"operation"`
+		AnalysisID string `json:"analysis_id"`
+	}
+	c.ok("record_analysis", map[string]any{"recipe": "memory", "arguments": map[string]any{"input": runID}}, &rec)
+	if rec.Operation != "memory" || rec.AnalysisID == "" {
+		t.Fatalf("record_analysis memory: %+v", rec)
+	}
 	env := c.call("analyze_memory", map[string]any{"input": cpuID})
 	if env.OK || env.Error == nil || env.Error.Code != "NOT_FOUND" {
 		t.Fatalf("a CPU profile: %+v", env)

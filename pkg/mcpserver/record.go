@@ -87,7 +87,7 @@ func recipeNames() []string {
 
 // recordInput is record_analysis's request.
 type recordInput struct {
-	Recipe    string         `json:"recipe" jsonschema:"the analysis to record: hotspots (analyze_hotspots), scaling (analyze_scaling) or memory (analyze_memory)"`
+	Recipe    string         `json:"recipe" jsonschema:"the analysis to record: hotspots (analyze_hotspots), scaling (analyze_scaling), memory (analyze_memory) or failures (analyze_failures)"`
 	Arguments map[string]any `json:"arguments" jsonschema:"the recipe's analysis tool arguments, e.g. {\"input\": RUN_ID} for hotspots, {\"experiment_id\": ID} for scaling, {\"input\": RUN_OR_SET} for memory"`
 }
 
@@ -106,7 +106,7 @@ type RecordResult struct {
 
 func (s *server) addRecordTools() {
 	addTool(s, &mcp.Tool{Name: "record_analysis",
-		Description: "Persist an analysis (recipe hotspots: analyze_hotspots's arguments; scaling: analyze_scaling's; memory: analyze_memory's) with its commit and inputs as analysis evidence; analyses themselves never write.",
+		Description: "Persist an analysis (recipe hotspots: analyze_hotspots's arguments; scaling: analyze_scaling's; memory: analyze_memory's; failures: analyze_failures's) with its commit and inputs as analysis evidence; analyses themselves never write.",
 		Annotations: &mcp.ToolAnnotations{Title: "Record analysis", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, s.recordAnalysis, enum("recipe", recipeNames()...), func(sch *jsonschema.Schema) {
 		if p := sch.Properties["arguments"]; p != nil {
@@ -144,12 +144,7 @@ func (s *server) recordAnalysis(ctx context.Context, _ *mcp.CallToolRequest, in 
 		return nil, "", err
 	}
 	out := &RecordResult{SchemaVersion: 1, Recipe: in.Recipe, Recorded: *rec, Next: fault.Next{NextSteps: []string{}}}
-	switch r := res.(type) {
-	case *analysis.HotspotsResult:
-		out.Operation, out.AnalyzedCommitID = r.Operation, r.CorpusCommitID
-	case *analysis.ScalingResult:
-		out.Operation, out.AnalyzedCommitID = r.Operation, r.CorpusCommitID
-	}
+	out.Operation, out.AnalyzedCommitID = analysis.Operation(res)
 	out.Then(fault.Step{Command: "flameox evidence get analysis " + rec.AnalysisID, Tool: "get_evidence",
 		Arguments: map[string]any{"type": "analysis", "id": rec.AnalysisID}})
 	return out, fmt.Sprintf("recorded %s as analysis %s in commit %s", in.Recipe, rec.AnalysisID, corpus.Short(rec.CorpusCommitID)), nil
