@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/flameox/flameox/pkg/analysis"
+	"github.com/flameox/flameox/pkg/compare"
 	"github.com/flameox/flameox/pkg/mcpserver"
 	"github.com/spf13/pflag"
 )
@@ -24,13 +25,19 @@ func TestAnalysisFlagsMatchSchemas(t *testing.T) {
 		register   func(*pflag.FlagSet)
 		positional []string
 		except     []string // flags of fox-analyze's shared set only hotspots takes
+		// rename maps a flag to its field where the decision rule's
+		// flags (--threshold, --confidence) keep compare's names.
+		rename map[string]string
 	}{
-		{"analyze_hotspots", hotspots, []string{"input"}, nil},
-		{"analyze_hotspots", verbs, []string{"input"}, nil},
-		{"get_frame_callers", stacks, []string{"input", "frame_id"}, nil},
-		{"get_frame_callees", stacks, []string{"input", "frame_id"}, nil},
-		{"get_stack_examples", stacks, []string{"input", "frame_id"}, nil},
-		{"get_stack_examples", verbs, []string{"input", "frame_id"}, []string{"focus", "ignore"}},
+		{"analyze_hotspots", hotspots, []string{"input"}, nil, nil},
+		{"analyze_hotspots", verbs, []string{"input"}, nil, nil},
+		{"get_frame_callers", stacks, []string{"input", "frame_id"}, nil, nil},
+		{"get_frame_callees", stacks, []string{"input", "frame_id"}, nil, nil},
+		{"get_stack_examples", stacks, []string{"input", "frame_id"}, nil, nil},
+		{"get_stack_examples", verbs, []string{"input", "frame_id"}, []string{"focus", "ignore"}, nil},
+		{"analyze_execution", func(fs *pflag.FlagSet) { new(analysis.ExecutionRequest).Flags(fs) }, []string{"input"}, nil, nil},
+		{"analyze_memory", func(fs *pflag.FlagSet) { new(compare.MemoryRequest).Flags(fs) }, []string{"input"}, nil,
+			map[string]string{"threshold": "practical_threshold", "confidence": "confidence_level"}},
 	}
 	in, err := mcpserver.Inspect(context.Background(), mcpserver.Options{ProjectRoot: t.TempDir()})
 	if err != nil {
@@ -48,7 +55,11 @@ func TestAnalysisFlagsMatchSchemas(t *testing.T) {
 		tt.register(fs)
 		want := slices.Clone(tt.positional)
 		fs.VisitAll(func(f *pflag.Flag) {
-			if name := strings.ReplaceAll(f.Name, "-", "_"); !slices.Contains(tt.except, name) {
+			name := strings.ReplaceAll(f.Name, "-", "_")
+			if r, ok := tt.rename[name]; ok {
+				name = r
+			}
+			if !slices.Contains(tt.except, name) {
 				want = append(want, name)
 			}
 		})
