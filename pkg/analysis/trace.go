@@ -138,7 +138,7 @@ ORDER BY tid LIMIT $4`}
 // id) order after the cursor's key, with the window's total.
 var qTraceWindow = catalog.Query{Name: "analysis.trace_window", Version: "1", SQL: `
 WITH w AS (
-  SELECT stack_id, start_ns, duration_ns, track_id, thread, process, leaf_frame_id, len(frame_ids) AS depth
+  SELECT stack_id, start_ns, duration_ns, track_id, thread, process, leaf_frame_id
   FROM stacks
   WHERE run_id = $1 AND artifact_id = $2 AND evidence_generation_id = $3 AND metric = 'trace.wall'
     AND start_ns < $5 AND (start_ns + duration_ns > $4 OR (duration_ns = 0 AND start_ns >= $4))
@@ -151,10 +151,15 @@ p AS (
 f AS (
   SELECT frame_id, any_value(function) AS function, any_value(module) AS module, any_value(language) AS language
   FROM frames WHERE artifact_id = $2 AND evidence_generation_id = $3 AND frame_id IN (SELECT leaf_frame_id FROM p)
-  GROUP BY frame_id)
-SELECT p.stack_id, p.start_ns, p.duration_ns, p.track_id, coalesce(p.thread, ''), coalesce(p.process, ''), p.leaf_frame_id, p.depth,
+  GROUP BY frame_id),
+d AS (
+  SELECT stack_id, len(frame_ids) AS depth FROM stacks
+  WHERE run_id = $1 AND artifact_id = $2 AND evidence_generation_id = $3 AND metric = 'trace.wall'
+    AND start_ns >= (SELECT min(start_ns) FROM p) AND start_ns <= (SELECT max(start_ns) FROM p)
+    AND stack_id IN (SELECT stack_id FROM p))
+SELECT p.stack_id, p.start_ns, p.duration_ns, p.track_id, coalesce(p.thread, ''), coalesce(p.process, ''), p.leaf_frame_id, coalesce(d.depth, 0),
        coalesce(f.function, ''), coalesce(f.module, ''), coalesce(f.language, '') = 'device', t.n
-FROM p CROSS JOIN t LEFT JOIN f ON f.frame_id = p.leaf_frame_id
+FROM p CROSS JOIN t LEFT JOIN f ON f.frame_id = p.leaf_frame_id LEFT JOIN d USING (stack_id)
 ORDER BY p.start_ns, p.track_id, p.stack_id`}
 
 // TraceWindow lists the slices of a published trace that overlap a time
@@ -302,7 +307,9 @@ func traceSource(ctx context.Context, s *query.Session, input string) (*Source, 
 			if err := rows.Scan(&c.src.RunID, &c.src.ArtifactID, &c.src.GenerationID, &c.span, &c.origin, &c.src.DisplayName, &c.src.Kind, &c.src.Producer); err != nil {
 				return err
 			}
-			if k := c.src.RunID + "/" + c.src.ArtifactID; !seen[k] {
+			// An artifact imported by several runs is one trace: the
+			// newest publication of it is read.
+			if k := c.src.ArtifactID; !seen[k] {
 				seen[k] = true
 				found = append(found, c)
 			}

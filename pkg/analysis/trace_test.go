@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/big"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -15,7 +16,9 @@ import (
 	"testing"
 
 	"github.com/flameox/flameox/pkg/adapter/all"
+	"github.com/flameox/flameox/pkg/capture/capturetest"
 	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/internal/testenv"
 	"github.com/flameox/flameox/pkg/workspace"
 	"github.com/spf13/pflag"
 )
@@ -247,5 +250,24 @@ func TestViewerOfTrace(t *testing.T) {
 	}
 	if plan.Tool != "Perfetto UI" || !strings.Contains(plan.Note, "chrome://tracing") || !strings.Contains(plan.Note, "uploads nothing") {
 		t.Fatalf("plan %+v", plan)
+	}
+}
+
+// BenchmarkTraceWindow is one page of a 10 ms window of the largest
+// published chrome-trace fixture (docs/traces.md).
+func BenchmarkTraceWindow(b *testing.B) {
+	p := filepath.Join("..", "..", "..", "shared", "fixtures", "chrome-trace", "hta__ns_resolution_rank-0.pt.trace.json.gz")
+	if _, err := os.Stat(p); err != nil {
+		testenv.Unable(b, "shared fixtures", "absent", "%v", err)
+	}
+	ws, runs := capturetest.Published(b, "", p)
+	req := TraceWindowRequest{Input: runs[0], StartNS: 100_000_000, EndNS: 110_000_000, Limit: 100}
+	if res, err := TraceWindow(context.Background(), ws, req); err != nil || res.Returned == 0 {
+		b.Fatalf("%v %+v", err, res)
+	}
+	for b.Loop() {
+		if _, err := TraceWindow(context.Background(), ws, req); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

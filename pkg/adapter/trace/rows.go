@@ -226,7 +226,10 @@ func (m *model) edgeRows(sink adapter.Sink, in adapter.ExtractInput, ids []strin
 	return w.Flush()
 }
 
-// stackRows writes one row per slice, by track and start: frame_ids is its
+// stackGroupRows is the row group size of the stacks rows.
+const stackGroupRows = 8 << 10
+
+// stackRows writes one row per slice, by start: frame_ids is its
 // nesting chain on its track, root first.
 func (m *model) stackRows(ctx context.Context, sink adapter.Sink, in adapter.ExtractInput, ids []string, res *adapter.Extraction) error {
 	if len(m.slices) == 0 {
@@ -254,10 +257,27 @@ func (m *model) stackRows(ctx context.Context, sink adapter.Sink, in adapter.Ext
 	var buf []byte
 	var chain []int32
 	prefix := "trace-slice/v1\x00" + in.ArtifactID + "\x00"
-	for i := range m.slices {
-		if i%(64<<10) == 0 {
+	// Rows go in start order across tracks, in row groups of
+	// stackGroupRows: the min/max statistics of start_ns then let a time
+	// window read the few row groups it overlaps (frame_ids above all).
+	order := make([]int32, len(m.slices))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		x, y := &m.slices[a], &m.slices[b]
+		return cmp.Or(cmp.Compare(x.start, y.start), cmp.Compare(m.tracks[x.track].id, m.tracks[y.track].id), cmp.Compare(a, b))
+	})
+	for n, i32 := range order {
+		i := int(i32)
+		if n%stackGroupRows == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if n > 0 {
+				if err := w.Flush(); err != nil {
+					return err
+				}
 			}
 		}
 		s := &m.slices[i]
