@@ -30,11 +30,11 @@ const maxTraceTracks = 100
 // TraceWindowRequest asks for the slices of a published trace that overlap
 // [start_ns, end_ns), in start order.
 type TraceWindowRequest struct {
-	Input   string `json:"input" jsonschema:"artifact id of an imported trace, or a run id (its latest trace)"`
-	StartNS int64  `json:"start_ns,omitempty" jsonschema:"window start, ns from the trace's earliest timestamp (default 0)"`
-	EndNS   int64  `json:"end_ns,omitempty" jsonschema:"window end (exclusive), ns from the trace's earliest timestamp (default: the end of the trace)"`
-	Track   string `json:"track,omitempty" jsonschema:"only this track: its track_id, or its thread name exactly"`
-	Limit   int    `json:"limit,omitempty" jsonschema:"slices to return (default 100, max 1000)"`
+	Input   string `json:"input" jsonschema:"trace artifact id, or run id"`
+	StartNS int64  `json:"start_ns,omitempty" jsonschema:"window start, ns from the trace start"`
+	EndNS   int64  `json:"end_ns,omitempty" jsonschema:"window end, exclusive (default: trace end)"`
+	Track   string `json:"track,omitempty" jsonschema:"track_id or thread name"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"slices per page"`
 	Cursor  string `json:"cursor,omitempty" jsonschema:"cursor from a previous page"`
 }
 
