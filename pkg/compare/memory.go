@@ -13,15 +13,15 @@ import (
 // MemoryRequest is the memory analysis with, for two frozen run sets,
 // the decision rule of the comparison that judges the growth.
 type MemoryRequest struct {
-	Input   string `json:"input" jsonschema:"run id, artifact id (sha256:…) or frozen run set (rs-…) with a memory capture (memray, massif, heaptrack, a Go heap profile)"`
-	Against string `json:"against,omitempty" jsonschema:"the candidate (same kinds): what grew, by stack; two run sets are also compared on the metric"`
+	Input   string `json:"input" jsonschema:"run, artifact (sha256:…) or run set (rs-…) with a memory capture"`
+	Against string `json:"against,omitempty" jsonschema:"the candidate (same kinds)"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"stacks per list (default 5, max 100)"`
-	Points  int    `json:"points,omitempty" jsonschema:"timeline snapshots to return, evenly spaced with the first, the last and the peak (default 40, max 1000)"`
+	Points  int    `json:"points,omitempty" jsonschema:"timeline snapshots returned (default 40, max 1000)"`
 	// Metric is what two run sets are compared on: memory.retained_end
 	// by default (memory.leaked for heaptrack captures).
-	Metric     string  `json:"metric,omitempty" jsonschema:"run sets only: the measurement compared (default memory.retained_end; memory.leaked for heaptrack)"`
-	Threshold  float64 `json:"practical_threshold,omitempty" jsonschema:"run sets only: smallest relative change that matters, e.g. 0.05"`
-	Confidence float64 `json:"confidence_level,omitempty" jsonschema:"run sets only: interval confidence, default 0.95"`
+	Metric     string  `json:"metric,omitempty" jsonschema:"two run sets: the metric compared (default memory.retained_end)"`
+	Threshold  float64 `json:"practical_threshold,omitempty" jsonschema:"two run sets: smallest relative change that matters"`
+	Confidence float64 `json:"confidence_level,omitempty" jsonschema:"two run sets: interval confidence (default 0.95)"`
 }
 
 // Flags registers the memory analysis's flags (`flameox analyze memory`).

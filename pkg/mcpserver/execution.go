@@ -14,7 +14,7 @@ const executionLimit = 20
 // addExecutionTools registers analyze_execution.
 func (s *server) addExecutionTools() {
 	addTool(s, &mcp.Tool{Name: "analyze_execution",
-		Description: "What ran in a run: coverage per file (coverage.py, Go), SDK observations (contrib/python/flameox_observe.py, contrib/go/observe), configuration facts and phases; with against (a second run): what was added, removed or changed. Coverage is not causality.",
+		Description: "What ran: coverage per file, SDK observations, configuration facts and phases; with against, what was added, removed or changed.",
 		Annotations: readOnly("Analyze execution")}, s.analyzeExecution, limitSchema(executionLimit))
 }
 

@@ -16,7 +16,7 @@ const failuresLimit = 8
 // addFailuresTools registers analyze_failures.
 func (s *server) addFailuresTools() {
 	addTool(s, &mcp.Tool{Name: "analyze_failures",
-		Description: "Are failures clustered rather than isolated: every attempt (captures, imports with the quarantined ones, experiment trials) with its failed ones grouped by collector, workload, parameter value, environment, source state, outcome, exit code or signal and error shape; each group's failures, successes, failure rate, first/last seen and representative runs; candidate explanations side by side (exclusive, mixed or uniform) with those the data cannot separate. Names no cause.",
+		Description: "Whether failures cluster: every attempt's failures grouped by collector, workload, parameter, environment, source state, outcome and error shape, with failure rates and competing explanations side by side.",
 		Annotations: readOnly("Analyze failures")}, s.analyzeFailures, limitSchema(failuresLimit))
 }
 

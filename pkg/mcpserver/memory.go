@@ -17,7 +17,7 @@ const memoryLimit = 5
 // addMemoryTools registers analyze_memory.
 func (s *server) addMemoryTools() {
 	addTool(s, &mcp.Tool{Name: "analyze_memory",
-		Description: "Why memory grows, for a run, artifact or frozen run set with a memray, massif, heaptrack or Go heap capture: figures with the concept behind each (peak heap, retained at end, total allocated, allocations, peak RSS), top retained/peak/allocating stacks, the heap over time by phase, the collector's limitations. With against: what grew, by stack; two run sets are also compared on memory.retained_end (the comparison decides whether the growth is meaningful).",
+		Description: "Why memory grows (memray, massif, heaptrack, Go heap): figures with their concepts, top retained/peak/allocating stacks, the heap over time; with against, what grew by stack, and for two run sets the comparison that decides.",
 		Annotations: readOnly("Analyze memory")}, s.analyzeMemory, limitSchema(memoryLimit))
 }
 

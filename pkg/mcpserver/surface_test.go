@@ -12,7 +12,7 @@ import (
 // today's tools (docs/mcp.md, "Schema budget"): hosts load every tool
 // definition into the model's context, and the TypeScript SDK compiles
 // every output schema when it lists tools.
-const toolsListBudget = 60 << 10
+const toolsListBudget = 64 << 10
 
 // TestToolsListBudget: the raw tools/list response a host reads stays
 // within the budget.

@@ -15,7 +15,7 @@ const traceWindowLimit = 50
 // addTraceTools registers get_trace_window.
 func (s *server) addTraceTools() {
 	addTool(s, &mcp.Tool{Name: "get_trace_window",
-		Description: "The slices of an imported Chrome/Kineto (torch.profiler) trace that overlap [start_ns, end_ns) (ns from the trace's earliest timestamp), in start order, with track, thread, category, device flag and nesting depth, and the trace's tracks; read-only, keyset pages (total, truncated, cursor).",
+		Description: "The slices of an imported Chrome/Kineto trace overlapping [start_ns, end_ns), in start order, keyset-paged.",
 		Annotations: readOnly("Trace window")}, s.traceWindow, limitSchema(traceWindowLimit))
 }
 
