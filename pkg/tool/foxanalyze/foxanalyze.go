@@ -16,7 +16,9 @@ import (
 
 const usage = `usage: fox-analyze <hotspots|callers|callees|examples|diff> INPUT [FRAME_ID|REGEXP|CANDIDATE] [flags]
        fox-analyze scaling EXPERIMENT_ID [--metric M] [--variant V] [--parameter P] [--limit N] [--record]
-       fox-analyze memory RUN_ARTIFACT_OR_RUN_SET [--against CANDIDATE] [--limit N] [--points N] [--metric M] [--threshold T] [--record]`
+       fox-analyze memory RUN_ARTIFACT_OR_RUN_SET [--against CANDIDATE] [--limit N] [--points N] [--metric M] [--threshold T] [--record]
+       fox-analyze execution RUN [--against RUN2] [--limit N] [--record]
+       fox-analyze failures [--since TIME] [--workload W] [--limit N] [--record]`
 
 // Run is fox-analyze's entry point.
 func Run(ctx context.Context, env *cli.Env, args []string) error {
@@ -30,6 +32,10 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 		return runScaling(ctx, env, args[1:])
 	case "memory":
 		return runMemory(ctx, env, args[1:])
+	case "execution":
+		return runExecution(ctx, env, args[1:])
+	case "failures":
+		return runFailures(ctx, env, args[1:])
 	}
 	fs := cli.NewFlags(env, "fox-analyze "+verb, usage)
 	wsDir := fs.String("workspace", "", "workspace directory (default: nearest .diagnostics)")

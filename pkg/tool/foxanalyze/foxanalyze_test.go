@@ -2,6 +2,8 @@ package foxanalyze
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,5 +68,47 @@ func TestMemoryRecord(t *testing.T) {
 	}
 	if _, code = run("memory", ids[0], "--threshold", "0.05"); code != 2 {
 		t.Fatalf("--threshold without --against: exit %d", code)
+	}
+}
+
+// TestExecutionAndFailures: fox-analyze execution and failures write
+// their recipes' results as analysis_result records, and with --record
+// analysis records.
+func TestExecutionAndFailures(t *testing.T) {
+	dir := t.TempDir()
+	obs := filepath.Join(dir, "obs.jsonl")
+	if err := os.WriteFile(obs, []byte(`{"flameox_observations": 1}`+"\n"+`{"t": "observe", "name": "policy", "values": {"on": true}}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, ids := capturetest.Published(t, "", obs)
+	run := foxAnalyze(ws.ProjectRoot)
+	for _, tc := range []struct {
+		args []string
+		op   string
+	}{
+		{[]string{"execution", ids[0]}, "execution"},
+		{[]string{"failures", "--limit", "3"}, "failures"},
+	} {
+		out, code := run(tc.args...)
+		var rec struct {
+			Record string `json:"record"`
+			Result struct {
+				Operation string `json:"operation"`
+			} `json:"result"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &rec) != nil || rec.Record != "analysis_result" || rec.Result.Operation != tc.op {
+			t.Fatalf("%v: exit %d\n%s", tc.args, code, out)
+		}
+		out, code = run(append(tc.args, "--record")...)
+		var an struct {
+			Record    string `json:"record"`
+			Operation string `json:"operation"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &an) != nil || an.Record != "analysis" || an.Operation != tc.op {
+			t.Fatalf("%v --record: exit %d\n%s", tc.args, code, out)
+		}
+	}
+	if _, code := run("execution"); code != 2 {
+		t.Fatalf("execution without a run: exit %d", code)
 	}
 }
