@@ -39,3 +39,23 @@ func TestAnalyzeExecution(t *testing.T) {
 		t.Fatalf("a CPU profile: %+v", env)
 	}
 }
+
+// TestRecordExecution: record_analysis takes the execution recipe, as
+// flameox analyze record execution does.
+func TestRecordExecution(t *testing.T) {
+	dir := project(t)
+	body := `{"flameox_observations": 1}` + "\n" + `{"t": "observe", "name": "policy", "values": {"on": true}}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "obs.jsonl"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, dir, nil)
+	run, _ := c.importedRun("obs.jsonl")
+	var rec struct {
+		Operation  string `json:"operation"`
+		AnalysisID string `json:"analysis_id"`
+	}
+	c.ok("record_analysis", map[string]any{"recipe": "execution", "arguments": map[string]any{"input": run}}, &rec)
+	if rec.Operation != "execution" || rec.AnalysisID == "" {
+		t.Fatalf("record_analysis execution: %+v", rec)
+	}
+}

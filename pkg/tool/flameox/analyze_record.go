@@ -14,16 +14,17 @@ import (
 // own command run with --record, so what is recorded is exactly what the
 // command prints (MCP record_analysis takes the same recipes).
 var recordRecipes = map[string]func(context.Context, *Context, []string) error{
-	"hotspots": analyzeHotspots,
-	"scaling":  analyzeScaling,
-	"memory":   analyzeMemory,
-	"failures": analyzeFailures,
+	"hotspots":  analyzeHotspots,
+	"scaling":   analyzeScaling,
+	"memory":    analyzeMemory,
+	"failures":  analyzeFailures,
+	"execution": analyzeExecution,
 }
 
 // analyzeRecordCommands are analyze record.
 func analyzeRecordCommands() []*Command {
 	return []*Command{{Name: "analyze record", Args: "RECIPE ARGS...",
-		Summary: "run an analysis and persist its result with typed provenance (the recipe's own command with --record: hotspots RUN_OR_ARTIFACT, scaling EXPERIMENT_ID, memory RUN_ARTIFACT_OR_RUN_SET)",
+		Summary: "run an analysis and persist its result with typed provenance (the recipe's own command with --record: hotspots RUN_OR_ARTIFACT, scaling EXPERIMENT_ID, memory RUN_ARTIFACT_OR_RUN_SET, execution RUN, failures)",
 		MCPTool: "record_analysis", Run: analyzeRecord}}
 }
 

@@ -86,7 +86,7 @@ func renderMemory(w io.Writer, out *compare.MemoryReport, md bool) {
 	if res.Candidate == nil {
 		renderSide(w, &res.Base, md)
 	} else {
-		renderChanges(w, res, md)
+		renderChanges(w, res)
 		for i, side := range sides {
 			if md {
 				fmt.Fprintf(w, "\n#### %s\n", []string{"Base", "Candidate"}[i])
@@ -179,7 +179,7 @@ func renderSide(w io.Writer, side *analysis.MemorySide, md bool) {
 }
 
 // renderChanges prints the figures side by side and what grew.
-func renderChanges(w io.Writer, res *analysis.MemoryResult, md bool) {
+func renderChanges(w io.Writer, res *analysis.MemoryResult) {
 	if len(res.Figures) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "\nFIGURE\tBASE\tCANDIDATE\tCHANGE")
@@ -201,7 +201,6 @@ func renderChanges(w io.Writer, res *analysis.MemoryResult, md bool) {
 	for _, s := range g.Stacks {
 		fmt.Fprintf(w, "  %10s  %-5s  %s\n", signedValue(s.Delta, g.Unit), s.Status, stackLine(s.Frames, s.Depth))
 	}
-	_ = md
 }
 
 // stackLine names a stack leaf first: the allocating function with its
