@@ -15,7 +15,7 @@ import (
 func Registry() *adapter.Registry {
 	adapters := []adapter.Adapter{process.New(), gotest.New(), perf.New(), pyspy.New(), pyperf.New(), stacks.New()}
 	extractors := []adapter.Extractor{stacks.NewExtractor(), hyperfine.NewExtractor()}
-	for _, parts := range []func() ([]adapter.Adapter, []adapter.Extractor){massifParts, heaptrackParts, memrayParts, coverageParts, traceParts, observeParts} {
+	for _, parts := range []func() ([]adapter.Adapter, []adapter.Extractor){massifParts, heaptrackParts, memrayParts, coverageParts, traceParts, observeParts, torchParts} {
 		as, es := parts()
 		adapters, extractors = append(adapters, as...), append(extractors, es...)
 	}
