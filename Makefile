@@ -9,7 +9,7 @@ NOCGO_CMDS := ./cmd/fox-capture ./cmd/fox-publish
 CGO_CMDS   := $(filter-out $(NOCGO_CMDS),$(addprefix ./,$(CMDS)))
 FUZZTIME ?= 10s
 
-.PHONY: all build test test-short lint staticcheck nocgo demo golden fuzz-smoke bench clean
+.PHONY: all build test test-short test-torch lint staticcheck nocgo demo golden fuzz-smoke bench clean
 
 all: build
 
@@ -81,6 +81,24 @@ fuzz-smoke:
 
 bench: build
 	scripts/bench/run.sh
+
+# The torch adapter's live test. scripts/install-collectors.sh does not
+# install torch: PyPI's wheel brings its CUDA libraries and is too large
+# for CI (docs/torch.md has the sizes). This installs the release
+# pkg/adapter/torch.Version pins into a virtualenv of its own, kept
+# between runs, and runs the test with it (TORCH_INDEX_URL, e.g. the
+# PyTorch CPU wheel index, where it is reachable, makes it much smaller).
+TORCH_VERSION   ?= 2.15.0
+TORCH_VENV      ?= $(or $(XDG_DATA_HOME),$(HOME)/.local/share)/flameox/torch/$(TORCH_VERSION)
+TORCH_INDEX_URL ?=
+test-torch:
+	@v=$$("$(TORCH_VENV)/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true); \
+	case "$$v" in $(TORCH_VERSION)|$(TORCH_VERSION)+*) echo "test-torch: torch $$v in $(TORCH_VENV)";; \
+	*) echo "test-torch: installing torch==$(TORCH_VERSION) into $(TORCH_VENV)"; \
+	   python3 -m venv --clear "$(TORCH_VENV)" && \
+	   "$(TORCH_VENV)/bin/python" -m pip install --quiet --disable-pip-version-check $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL)) "torch==$(TORCH_VERSION)" || exit 1;; \
+	esac
+	FLAMEOX_TORCH_LIVE=1 FLAMEOX_TORCH_PYTHON="$(TORCH_VENV)/bin/python" $(GO) test -count=1 -v -run 'TestLiveCapture|TestLauncher|TestProbe' ./pkg/adapter/torch
 
 clean:
 	rm -rf $(BIN)

@@ -1,0 +1,15 @@
+import os
+import sys
+
+print("argv", sys.argv)
+print("path0", sys.path[0])
+mode = sys.argv[1] if len(sys.argv) > 1 else ""
+if os.environ.get("WORK_OBSERVES"):
+    from flameox_observe import observe
+    observe("work", mode=mode)
+if mode == "raise":
+    raise ValueError("boom")
+if mode == "exit7":
+    sys.exit(7)
+if mode == "exitmsg":
+    sys.exit("a message")
