@@ -36,6 +36,7 @@ func TestAnalysisFlagsMatchSchemas(t *testing.T) {
 		{"get_stack_examples", stacks, []string{"input", "frame_id"}, nil, nil},
 		{"get_stack_examples", verbs, []string{"input", "frame_id"}, []string{"focus", "ignore"}, nil},
 		{"analyze_execution", func(fs *pflag.FlagSet) { new(analysis.ExecutionRequest).Flags(fs) }, []string{"input"}, nil, nil},
+		{"analyze_pytorch", func(fs *pflag.FlagSet) { new(analysis.PyTorchRequest).Flags(fs) }, []string{"input"}, nil, nil},
 		{"analyze_memory", func(fs *pflag.FlagSet) { new(compare.MemoryRequest).Flags(fs) }, []string{"input"}, nil,
 			map[string]string{"threshold": "practical_threshold", "confidence": "confidence_level"}},
 	}

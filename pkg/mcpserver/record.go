@@ -74,6 +74,16 @@ var recipes = map[string]recipe{
 		}
 		return analysis.Execution(ctx, ws, req)
 	}},
+	"pytorch": {tool: "analyze_pytorch", run: func(ctx context.Context, ws *workspace.Workspace, args json.RawMessage) (analysis.Recordable, error) {
+		var req analysis.PyTorchRequest
+		if err := json.Unmarshal(args, &req); err != nil {
+			return nil, fault.Wrap(fault.InvalidArguments, err, "pytorch arguments")
+		}
+		if req.Limit == 0 {
+			req.Limit = pytorchLimit
+		}
+		return analysis.PyTorch(ctx, ws, req)
+	}},
 	"failures": {tool: "analyze_failures", run: func(ctx context.Context, ws *workspace.Workspace, args json.RawMessage) (analysis.Recordable, error) {
 		var req analysis.FailuresRequest
 		if err := json.Unmarshal(args, &req); err != nil {
@@ -97,7 +107,7 @@ func recipeNames() []string {
 
 // recordInput is record_analysis's request.
 type recordInput struct {
-	Recipe    string         `json:"recipe" jsonschema:"the analysis to record: hotspots (analyze_hotspots), scaling (analyze_scaling), memory (analyze_memory), execution (analyze_execution) or failures (analyze_failures)"`
+	Recipe    string         `json:"recipe" jsonschema:"the analysis to record: hotspots (analyze_hotspots), scaling (analyze_scaling), memory (analyze_memory), execution (analyze_execution), pytorch (analyze_pytorch) or failures (analyze_failures)"`
 	Arguments map[string]any `json:"arguments" jsonschema:"the recipe's analysis tool arguments, e.g. {\"input\": RUN_ID} for hotspots, {\"experiment_id\": ID} for scaling, {\"input\": RUN_OR_SET} for memory"`
 }
 
@@ -116,7 +126,7 @@ type RecordResult struct {
 
 func (s *server) addRecordTools() {
 	addTool(s, &mcp.Tool{Name: "record_analysis",
-		Description: "Persist an analysis (recipe hotspots: analyze_hotspots's arguments; scaling: analyze_scaling's; memory: analyze_memory's; execution: analyze_execution's; failures: analyze_failures's) with its commit and inputs as analysis evidence; analyses themselves never write.",
+		Description: "Persist an analysis (recipe hotspots: analyze_hotspots's arguments; scaling: analyze_scaling's; memory: analyze_memory's; execution: analyze_execution's; pytorch: analyze_pytorch's; failures: analyze_failures's) with its commit and inputs as analysis evidence; analyses themselves never write.",
 		Annotations: &mcp.ToolAnnotations{Title: "Record analysis", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, s.recordAnalysis, enum("recipe", recipeNames()...), func(sch *jsonschema.Schema) {
 		if p := sch.Properties["arguments"]; p != nil {

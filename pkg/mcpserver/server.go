@@ -110,6 +110,7 @@ func newServer(opts Options) *server {
 	s.addFailuresTools()
 	s.addTraceTools()
 	s.addExecutionTools()
+	s.addPyTorchTools()
 	s.addFindingsTools()
 	s.addReportTools()
 	s.addPrompts()

@@ -28,6 +28,9 @@ type slice struct {
 	parent     int32 // index of the enclosing slice on its track, -1 for a root
 	depth      int32 // 0 for a root
 	frame      int32
+	shapes     int32 // string index of the Input Dims, 0 for none
+	ext        int64 // Kineto's External id, 0 for none
+	corr       int64 // its correlation id (runtime calls and device work)
 }
 
 func (s *slice) end() int64 { return s.start + s.dur }
@@ -86,6 +89,9 @@ type builder struct {
 	unknown map[string]int64
 	// anomalies counted for the limitations
 	negDur, noDur, noTime, badCounter, badMeta int64
+	badArgs, shapeSlices                       int64
+	memory                                     []memEvent
+	catClass                                   map[int32]string
 
 	minTs, maxEnd int64
 	hasTs         bool
@@ -94,7 +100,8 @@ type builder struct {
 func newBuilder(lim config.Limits) *builder {
 	return &builder{lim: lim, strIdx: map[string]int32{"": 0}, strs: []string{""}, trackIdx: map[trackKey]int32{},
 		flows: map[flowKey][]mark{}, procName: map[string]string{}, procLabels: map[string]string{}, procSort: map[string]string{},
-		thrName: map[[2]string]string{}, thrSort: map[[2]string]string{}, phases: map[string]int64{}, unknown: map[string]int64{}}
+		thrName: map[[2]string]string{}, thrSort: map[[2]string]string{}, phases: map[string]int64{}, unknown: map[string]int64{},
+		catClass: map[int32]string{}}
 }
 
 // maxPhases bounds the distinct phase strings counted by name (a hostile
@@ -200,6 +207,14 @@ func (b *builder) add(ev *rawEvent, order int) error {
 		}
 		b.seen(ts + dur)
 		b.slices = append(b.slices, slice{start: ts, dur: dur, name: name, cat: cat, track: t, order: int32(order)})
+		class, ok := b.catClass[cat]
+		if !ok {
+			class = classOf(b.strs[cat])
+			b.catClass[cat] = class
+		}
+		if err := b.readOpArgs(&b.slices[len(b.slices)-1], ev.Args, class); err != nil {
+			return err
+		}
 	case "B", "E":
 		t, err := b.track(trackKey{pid: pid, tid: tid})
 		if err != nil {
@@ -225,6 +240,9 @@ func (b *builder) add(ev *rawEvent, order int) error {
 		}
 		m.track, m.scope = t, clip(ev.S)
 		b.instants = append(b.instants, m)
+		if ev.Name == memoryName {
+			b.readMemory(ev.Args, ts, t)
+		}
 	case "C":
 		return b.counter(ev, m, pid)
 	case "s", "t", "f":
@@ -337,6 +355,8 @@ type model struct {
 	negDur, noDur, noTime, badCounter, badMeta           int64
 	unmatchedB, unmatchedE, unmatchedAB, unmatchedAE     int64
 	misnested, unboundFlow, asyncSlices, beSlices, total int64
+	badArgs, shapeSlices                                 int64
+	kin                                                  kinetoStats
 }
 
 type trackInfo struct {
@@ -355,6 +375,8 @@ type frameInfo struct {
 	total, self, incl, maxD int64
 	device                  bool
 	class                   string
+	// from Kineto's args (kineto.go)
+	devSelf, devTotal, kernels, allocBytes, allocs int64
 }
 
 type edge struct {
@@ -401,6 +423,8 @@ func (b *builder) finish() (*model, error) {
 		return nil, err
 	}
 	m.bindFlows(b.flows)
+	m.badArgs, m.shapeSlices = b.badArgs, b.shapeSlices
+	m.kineto(b)
 	for i := range m.instants {
 		m.instants[i].ts -= m.origin
 	}

@@ -18,7 +18,7 @@ import (
 // Extractor identity.
 const (
 	ExtractorName    = "trace"
-	ExtractorVersion = "1"
+	ExtractorVersion = "2"
 )
 
 // KindTrace is the artifact kind of Chrome traces.

@@ -453,6 +453,9 @@ func (m *model) measurementRows(ctx context.Context, sink adapter.Sink, in adapt
 			return err
 		}
 	}
+	if err := m.kinetoRows(put, ids, order); err != nil {
+		return err
+	}
 	// Counters: value_index numbers each series' samples in time order.
 	seq := map[[3]int32]int32{}
 	for i, c := range m.counters {
@@ -525,6 +528,10 @@ func (m *model) limitations() []string {
 	add(m.unboundFlow > 0, "%d flow events bind to no slice on their track: not counted as flow edges.", m.unboundFlow)
 	add(m.badCounter > 0, "%d counter values are not numbers: not stored.", m.badCounter)
 	add(m.badMeta > 0, "%d metadata events have unreadable args: ignored.", m.badMeta)
+	add(m.badArgs > 0, "%d operator, device or [memory] events have args this reader cannot read (External id, Input Dims, Bytes): their links, shapes or bytes are not counted.", m.badArgs)
+	add(m.kin.shapesDropped > 0, "%d operator slices have Input Dims beyond the %d distinct ones kept per operator (%d in all): not in trace.op.shapes.", m.kin.shapesDropped, maxShapesPerOp, maxShapeRows)
+	add(m.kin.unlinked > 0 && m.kin.linked > 0, "%d ns of device work carry no External id of a host operator in this file: in no operator's device time.", m.kin.unlinked)
+	add(m.kin.memUnbound > 0, "%d allocations ([memory] events) happen outside any host operator on their thread: counted in trace.memory.allocated only.", m.kin.memUnbound)
 	if len(m.unknown) > 0 {
 		var ps []string
 		for _, k := range sortedKeys(m.unknown) {

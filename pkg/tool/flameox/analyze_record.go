@@ -19,12 +19,13 @@ var recordRecipes = map[string]func(context.Context, *Context, []string) error{
 	"memory":    analyzeMemory,
 	"failures":  analyzeFailures,
 	"execution": analyzeExecution,
+	"pytorch":   analyzePyTorch,
 }
 
 // analyzeRecordCommands are analyze record.
 func analyzeRecordCommands() []*Command {
 	return []*Command{{Name: "analyze record", Args: "RECIPE ARGS...",
-		Summary: "run an analysis and persist its result with typed provenance (the recipe's own command with --record: hotspots RUN_OR_ARTIFACT, scaling EXPERIMENT_ID, memory RUN_ARTIFACT_OR_RUN_SET, execution RUN, failures)",
+		Summary: "run an analysis and persist its result with typed provenance (the recipe's own command with --record: hotspots RUN_OR_ARTIFACT, scaling EXPERIMENT_ID, memory RUN_ARTIFACT_OR_RUN_SET, execution RUN, pytorch RUN_OR_ARTIFACT, failures)",
 		MCPTool: "record_analysis", Run: analyzeRecord}}
 }
 

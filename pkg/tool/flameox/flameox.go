@@ -84,6 +84,7 @@ func Commands() []*Command {
 	cmds = append(cmds, failuresCommands()...)
 	cmds = append(cmds, traceCommands()...)
 	cmds = append(cmds, executionCommands()...)
+	cmds = append(cmds, pytorchCommands()...)
 	cmds = append(cmds, findingsCommands()...)
 	cmds = append(cmds, reportCommands()...)
 	cmds = append(cmds, analyzeRecordCommands()...)

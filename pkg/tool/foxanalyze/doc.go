@@ -9,6 +9,7 @@
 //	fox-analyze scaling EXPERIMENT_ID [--metric M] [--variant V] [--parameter P] [--limit N] [--record]
 //	fox-analyze memory RUN_ARTIFACT_OR_RUN_SET [--against CANDIDATE] [--limit N] [--points N] [--metric M] [--threshold T] [--record]
 //	fox-analyze execution RUN [--against RUN2] [--limit N] [--record]
+//	fox-analyze pytorch RUN_OR_ARTIFACT [--sort self|total|device|count] [--limit N] [--record]
 //	fox-analyze failures [--since TIME] [--workload W] [--limit N] [--record]
 //
 // INPUT is a run id, an artifact id, or "-": read records from stdin and

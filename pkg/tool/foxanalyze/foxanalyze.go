@@ -18,6 +18,7 @@ const usage = `usage: fox-analyze <hotspots|callers|callees|examples|diff> INPUT
        fox-analyze scaling EXPERIMENT_ID [--metric M] [--variant V] [--parameter P] [--limit N] [--record]
        fox-analyze memory RUN_ARTIFACT_OR_RUN_SET [--against CANDIDATE] [--limit N] [--points N] [--metric M] [--threshold T] [--record]
        fox-analyze execution RUN [--against RUN2] [--limit N] [--record]
+       fox-analyze pytorch RUN_OR_ARTIFACT [--sort self|total|device|count] [--limit N] [--record]
        fox-analyze failures [--since TIME] [--workload W] [--limit N] [--record]`
 
 // Run is fox-analyze's entry point.
@@ -34,6 +35,8 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 		return runMemory(ctx, env, args[1:])
 	case "execution":
 		return runExecution(ctx, env, args[1:])
+	case "pytorch":
+		return runPyTorch(ctx, env, args[1:])
 	case "failures":
 		return runFailures(ctx, env, args[1:])
 	}

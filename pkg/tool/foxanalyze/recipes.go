@@ -14,6 +14,7 @@ import (
 // Synopses of the recipe verbs.
 const (
 	executionUsage = "usage: fox-analyze execution RUN [--against RUN2] [--limit N] [--record]"
+	pytorchUsage   = "usage: fox-analyze pytorch RUN_OR_ARTIFACT [--sort self|total|device|count] [--limit N] [--record]"
 	failuresUsage  = "usage: fox-analyze failures [--since TIME] [--workload W] [--limit N] [--record]"
 )
 
@@ -70,5 +71,16 @@ func runFailures(ctx context.Context, env *cli.Env, args []string) error {
 	return recipe(ctx, env, "failures", failuresUsage, args, 0, req.Flags,
 		func(ctx context.Context, ws *workspace.Workspace, _ []string) (analysis.Recordable, error) {
 			return analysis.Failures(ctx, ws, req)
+		})
+}
+
+// runPyTorch is `fox-analyze pytorch RUN_OR_ARTIFACT`, the pytorch recipe
+// of flameox analyze pytorch.
+func runPyTorch(ctx context.Context, env *cli.Env, args []string) error {
+	var req analysis.PyTorchRequest
+	return recipe(ctx, env, "pytorch", pytorchUsage, args, 1, req.Flags,
+		func(ctx context.Context, ws *workspace.Workspace, pos []string) (analysis.Recordable, error) {
+			req.Input = pos[0]
+			return analysis.PyTorch(ctx, ws, req)
 		})
 }
