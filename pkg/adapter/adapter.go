@@ -112,6 +112,17 @@ type ProgressLiner interface {
 	ProgressLines() func(line []byte) string
 }
 
+// Preparer is implemented by adapters whose command needs files of
+// their own before it starts: a helper script the binary carries (the
+// torch launcher), which the plan names by its path in the output
+// directory. The capture calls Prepare once per execution, after
+// creating the output directory and before starting the command; Plan
+// itself still creates nothing. Prepare writes only inside outDir, and
+// only files the plan does not declare as artifacts.
+type Preparer interface {
+	Prepare(outDir string) error
+}
+
 // ResultChecker is implemented by adapters that judge a successful
 // workload's result themselves, beside any oracle the workload declares:
 // a `go test -bench` run whose pattern matched no benchmark exits 0 but

@@ -126,6 +126,11 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 			return nil, s.abandon(ctx, runs, &m, fault.Wrap(fault.WorkspaceInvalid, err, "create the cache %s", d))
 		}
 	}
+	if pr, ok := real.ad.(adapter.Preparer); ok {
+		if err := pr.Prepare(outDir); err != nil {
+			return nil, s.abandon(ctx, runs, &m, fault.Wrap(fault.InternalError, err, "prepare the %s capture", real.ad.Name()))
+		}
+	}
 	env, src := ident()
 	m.Environment, m.SourceState = &env, &src
 	m.Command = &run.CommandInfo{Argv: real.plan.Argv, Executable: real.plan.Executable, Cwd: real.plan.Cwd,

@@ -5,7 +5,7 @@
 // writes a sidecar saying what was actually recorded. The trace is an
 // execution_trace that the trace extractor (pkg/adapter/trace) reads; the
 // launcher's facts also reach the evidence as SDK observations
-// (pkg/adapter/observe). The launcher travels inside the binary (the
-// plan runs its text with python -c), so installed binaries need no
-// source tree, and the approved plan's digest binds the exact code run.
+// (pkg/adapter/observe). The launcher travels inside the binary, which
+// writes it into the capture's output directory before the run
+// (adapter.Preparer), so installed binaries need no source tree.
 package torch

@@ -17,8 +17,16 @@ FLAMEOX_OBSERVATIONS is set (a flameox capture sets it), to that file as
 SDK observations named torch.profiler.* (the format of
 flameox_observe.py, imported from beside this file when it is there).
 
-`flameox capture run` with the torch adapter runs this file's text (the
-adapter carries a copy); it needs only the standard library and torch.
+Steps: torch.profiler marks steps (ProfilerStep#N) only under a
+schedule, which this launcher does not use. A program that calls
+flameox_torch.step() at the start of each step (of training, say) gets
+the same ranges in its trace; the call does nothing when the program
+runs without the launcher (keep a copy of this file beside it, or guard
+the import).
+
+`flameox capture run` with the torch adapter runs this file (the binary
+carries a copy and writes it into the capture's output directory); it
+needs only the standard library and torch.
 """
 
 import argparse
@@ -32,6 +40,28 @@ import traceback
 FORMAT = 1
 _OBS_ENV = "FLAMEOX_OBSERVATIONS"
 _ACTIVITIES = ("cpu", "cuda")
+
+
+_steps = {"active": False, "n": 0, "range": None}
+
+
+def step():
+    """Start the next step: under the launcher the trace gets a
+    ProfilerStep#N range up to the next call (or the end); otherwise this
+    does nothing."""
+    if not _steps["active"]:
+        return
+    _end_step()
+    import torch
+    r = torch.profiler.record_function("ProfilerStep#%d" % _steps["n"])
+    r.__enter__()
+    _steps["range"], _steps["n"] = r, _steps["n"] + 1
+
+
+def _end_step():
+    r, _steps["range"] = _steps["range"], None
+    if r is not None:
+        r.__exit__(None, None, None)
 
 
 def _parse(argv):
@@ -147,16 +177,23 @@ def main(argv):
     if "cuda" in used:
         devices = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
 
+    # `import flameox_torch` in the program is this module, whose step()
+    # marks steps in this profile.
+    sys.modules.setdefault("flameox_torch", sys.modules[__name__])
     status, error, caught = 0, None, None
     started = time.time_ns()
     with profile(activities=[kinds[a] for a in used], record_shapes=args.record_shapes,
                  profile_memory=args.profile_memory, with_stack=args.with_stack) as prof:
+        _steps["active"] = True
         try:
             _run(prog)
         except SystemExit as e:
             status = _exit_code(e)
         except BaseException as e:  # the trace is exported first, then it is raised again
             caught, status, error = e, 1, type(e).__name__
+        finally:
+            _end_step()
+            _steps["active"] = False
     ended = time.time_ns()
     os.makedirs(os.path.dirname(os.path.abspath(args.out)) or ".", exist_ok=True)
     exported, export_error = True, None
@@ -187,6 +224,7 @@ def main(argv):
         "export_error": export_error,
         "exit_status": status,
         "exception": error,
+        "steps": _steps["n"],
         "profiled_ns": ended - started,
         "limitations": limitations,
     })

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,8 +61,8 @@ func readSidecar(t *testing.T, path string) *Sidecar {
 	return s
 }
 
-// TestLauncher runs the argv the plan builds (the launcher's text under
-// python3 -c) on testdata/faketorch's stand-in for torch, which records
+// TestLauncher runs the argv the plan builds (python3 OUT/flameox_torch.py,
+// written by Prepare) on testdata/faketorch's stand-in for torch, which records
 // what the launcher passed to torch.profiler.profile: the workload's
 // argv, sys.path[0] and exit status are a plain `python script`'s, the
 // trace is exported also when it raises, and the sidecar and the
@@ -85,7 +86,9 @@ func TestLauncher(t *testing.T) {
 		used      []string
 		lims      int
 		processes int // headers in the observations file
+		steps     int
 	}{
+		{name: "steps", mode: "steps", exported: true, used: []string{"cpu"}, processes: 1, steps: 3},
 		{name: "ok", opts: map[string]string{"record_shapes": "true", "profile_memory": "true"}, exported: true, used: []string{"cpu"}, processes: 1},
 		{name: "raise", mode: "raise", code: 1, stderr: "ValueError: boom", exception: "ValueError", exported: true, used: []string{"cpu"}, processes: 1},
 		{name: "exit 7", mode: "exit7", code: 7, exported: true, used: []string{"cpu"}, processes: 1},
@@ -110,6 +113,9 @@ func TestLauncher(t *testing.T) {
 			if c.path != "" {
 				pp += string(os.PathListSeparator) + c.path
 			}
+			if err := (&Adapter{Sys: sys}).Prepare(out); err != nil {
+				t.Fatal(err)
+			}
 			r := runPython(t, pp, append([]string{observe.EnvVar + "=" + obs}, c.env...), p.Argv[1:]...)
 			if r.code != c.code || !strings.Contains(string(r.stderr), c.stderr) {
 				t.Fatalf("exit %d, want %d; stderr %q lacks %q", r.code, c.code, r.stderr, c.stderr)
@@ -125,7 +131,7 @@ func TestLauncher(t *testing.T) {
 			}
 			if s.ExitStatus != program || s.TraceExported != c.exported || !slices.Equal(s.ActivitiesUsed, c.used) || !slices.Equal(s.ActivitiesRequested, o.Activities) ||
 				s.RecordShapes != o.RecordShapes || s.ProfileMemory != o.ProfileMemory || s.WithStack != o.WithStack || s.TorchVersion != "0.0.0+fake" ||
-				len(s.Limitations) != c.lims || s.Trace != TraceFile || s.CUDAAvailable || len(s.CUDADevices) != 0 {
+				len(s.Limitations) != c.lims || s.Steps != c.steps || s.Trace != TraceFile || s.CUDAAvailable || len(s.CUDADevices) != 0 {
 				t.Errorf("sidecar %+v", *s)
 			}
 			if (s.Exception == nil) != (c.exception == "") || (s.Exception != nil && *s.Exception != c.exception) {
@@ -139,6 +145,7 @@ func TestLauncher(t *testing.T) {
 						ProfileMemory bool     `json:"profile_memory"`
 						WithStack     bool     `json:"with_stack"`
 					} `json:"fake_profile_kwargs"`
+					Ranges [][2]string `json:"fake_ranges"`
 				}
 				b, err := os.ReadFile(filepath.Join(out, TraceFile))
 				if err != nil {
@@ -148,6 +155,16 @@ func TestLauncher(t *testing.T) {
 				k := tr.Kwargs
 				if !slices.Equal(k.Activities, []string{"CPU"}) || k.RecordShapes != o.RecordShapes || k.ProfileMemory != o.ProfileMemory || k.WithStack != o.WithStack {
 					t.Errorf("torch.profiler.profile got %+v, options %+v", k, o)
+				}
+				// flameox_torch.step() opens ProfilerStep#N and closes it at
+				// the next call, the last one when the program ends.
+				var want [][2]string
+				for i := range c.steps {
+					n := fmt.Sprintf("ProfilerStep#%d", i)
+					want = append(want, [2]string{"enter", n}, [2]string{"exit", n})
+				}
+				if !slices.Equal(tr.Ranges, want) {
+					t.Errorf("record_function ranges %q, want %q", tr.Ranges, want)
 				}
 			} else if _, err := os.Stat(filepath.Join(out, TraceFile)); err == nil {
 				t.Error("a trace after a failed export")
@@ -203,5 +220,25 @@ func TestLauncherUsage(t *testing.T) {
 		if r.code != 2 || !strings.Contains(string(r.stderr), c.want) {
 			t.Errorf("%q: exit %d, stderr %q, want 2 and %q", c.args, r.code, r.stderr, c.want)
 		}
+	}
+}
+
+// TestLauncherBesideSDK runs contrib/python/flameox_torch.py by hand, as
+// a user does outside flameox, beside flameox_observe.py: the trace, the
+// sidecar and one process's observations (a header and one event).
+func TestLauncherBesideSDK(t *testing.T) {
+	fake, _ := filepath.Abs("testdata/faketorch")
+	out := t.TempDir()
+	obs := filepath.Join(out, "obs.jsonl")
+	r := runPython(t, fake, []string{observe.EnvVar + "=" + obs}, "../../../contrib/python/flameox_torch.py", "--out", filepath.Join(out, "t.json"), "--", filepath.Join(fake, "work.py"))
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if s := readSidecar(t, filepath.Join(out, SidecarFile)); !s.TraceExported || s.Trace != "t.json" {
+		t.Errorf("sidecar %+v", *s)
+	}
+	b, _ := os.ReadFile(obs)
+	if !bytes.HasPrefix(b, []byte(`{"flameox_observations": 1, "language": "python", "pid": `)) || bytes.Count(b, []byte("\n")) != 2 {
+		t.Errorf("observations %s", b)
 	}
 }

@@ -27,7 +27,8 @@ import (
 const LiveEnv = "FLAMEOX_TORCH_LIVE"
 
 // TestLiveCapture runs testdata/matmul.py under the real torch.profiler
-// through capture.Service (record_shapes, profile_memory), publishes the
+// through capture.Service (record_shapes, profile_memory, and 3 steps
+// marked with flameox_torch.step()), publishes the
 // run with the trace and observations extractors, and checks that the
 // published trace has the trace's cpu_op slices (counted independently
 // in its JSON), that the sidecar says what was recorded, and that the
@@ -77,7 +78,7 @@ options = { record_shapes = "true", profile_memory = "true" }
 	}
 	s := readSidecar(t, l.Path(sc))
 	if !slices.Equal(s.ActivitiesUsed, []string{"cpu"}) || !slices.Equal(s.ActivitiesRequested, []string{"cpu"}) || !s.RecordShapes || !s.ProfileMemory || s.WithStack ||
-		s.TorchVersion != c.Version || !s.TraceExported || s.ExitStatus != 0 || s.Exception != nil || !slices.Equal(s.Program, []string{"matmul.py"}) {
+		s.TorchVersion != c.Version || !s.TraceExported || s.ExitStatus != 0 || s.Exception != nil || !slices.Equal(s.Program, []string{"matmul.py"}) || s.Steps != 3 {
 		t.Errorf("sidecar %+v", *s)
 	}
 
@@ -100,7 +101,11 @@ options = { record_shapes = "true", profile_memory = "true" }
 		t.Fatal(err)
 	}
 	var cpuOps, mm, shaped, memory int64
+	var steps []string
 	for _, e := range doc.TraceEvents {
+		if e.Ph == "X" && e.Cat == "user_annotation" && strings.HasPrefix(e.Name, "ProfilerStep#") {
+			steps = append(steps, e.Name)
+		}
 		if e.Ph == "X" && e.Cat == "cpu_op" {
 			cpuOps++
 			if e.Name == "aten::mm" {
@@ -114,8 +119,8 @@ options = { record_shapes = "true", profile_memory = "true" }
 			memory++
 		}
 	}
-	if cpuOps == 0 || mm < 6 || shaped == 0 || memory == 0 {
-		t.Fatalf("the trace has %d cpu_op slices, %d aten::mm, %d with input shapes, %d [memory] events", cpuOps, mm, shaped, memory)
+	if cpuOps == 0 || mm < 6 || shaped == 0 || memory == 0 || !slices.Equal(steps, []string{"ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"}) {
+		t.Fatalf("the trace has %d cpu_op slices, %d aten::mm, %d with input shapes, %d [memory] events, steps %q", cpuOps, mm, shaped, memory, steps)
 	}
 
 	// Publish the run as `flameox capture run` does and read the

@@ -50,10 +50,15 @@ const (
 const SidecarFormat = 1
 
 // Launcher is contrib/python/flameox_torch.py, carried in the binary
-// (launcher.py is a copy; a test keeps the two equal).
+// (launcher.py is a copy; a test keeps the two equal). Prepare writes it
+// into the capture's output directory as LauncherFile, which the plan
+// runs; it is not an artifact.
 //
 //go:embed launcher.py
 var Launcher string
+
+// LauncherFile is the launcher's name in the output directory.
+const LauncherFile = "flameox_torch.py"
 
 const installRemedy = "install torch for that interpreter (`python3 -m pip install torch==" + Version + "`; `make test-torch` makes a virtualenv with it), or set " + PythonEnv + " to a python that imports torch"
 
@@ -303,9 +308,9 @@ func isPython(argv0 string) bool {
 
 const argvFix = "Write the workload's argv as [\"python3\", \"script.py\", ...], [\"python3\", \"-m\", \"module\", ...] or [\"python3\", \"-c\", \"code\"], naming the interpreter that imports torch."
 
-// Plan returns `PYTHON -c LAUNCHER --out OUT/torch-trace.json --sidecar
-// OUT/torch-profile.json --activities A [flags] -- SCRIPT|-m MODULE|-c
-// CODE args...`: LAUNCHER is contrib/python/flameox_torch.py's text and
+// Plan returns `PYTHON OUT/flameox_torch.py --out OUT/torch-trace.json
+// --sidecar OUT/torch-profile.json --activities A [flags] -- SCRIPT|-m
+// MODULE|-c CODE args...`, the launcher being the one Prepare writes and
 // PYTHON the workload's own interpreter (else PythonEnv's, else python3).
 func (a *Adapter) Plan(req adapter.PlanRequest) (*adapter.Plan, error) {
 	if len(req.Argv) == 0 {
@@ -334,7 +339,7 @@ func (a *Adapter) Plan(req adapter.PlanRequest) (*adapter.Plan, error) {
 		return nil, fault.New(fault.InvalidCapturePlan, "the torch launcher needs a script, -m MODULE or -c CODE after the interpreter").Fix(argvFix)
 	}
 	traceName := o.TraceName()
-	argv := []string{exe, "-c", Launcher, "--out", filepath.Join(req.OutputDir, traceName), "--sidecar", filepath.Join(req.OutputDir, SidecarFile)}
+	argv := []string{exe, filepath.Join(req.OutputDir, LauncherFile), "--out", filepath.Join(req.OutputDir, traceName), "--sidecar", filepath.Join(req.OutputDir, SidecarFile)}
 	argv = append(append(append(argv, o.Flags()...), "--"), rest...)
 	lim := []string{
 		"torch.profiler records the operators torch runs (aten::*, record_function ranges), not Python lines; the whole program is one profiling window",
@@ -371,6 +376,15 @@ func (a *Adapter) Plan(req adapter.PlanRequest) (*adapter.Plan, error) {
 	}, nil
 }
 
+// Prepare writes the launcher into the output directory, before the
+// capture starts the plan's command (adapter.Preparer).
+func (*Adapter) Prepare(outDir string) error {
+	if err := os.WriteFile(filepath.Join(outDir, LauncherFile), []byte(Launcher), 0o600); err != nil {
+		return fault.Wrap(fault.InternalError, err, "write the torch launcher into the capture's output directory")
+	}
+	return nil
+}
+
 // Sidecar is what the launcher writes beside the trace: what it asked
 // torch.profiler for and what it recorded.
 type Sidecar struct {
@@ -391,8 +405,10 @@ type Sidecar struct {
 	ExportError         *string  `json:"export_error"`
 	ExitStatus          int      `json:"exit_status"`
 	Exception           *string  `json:"exception"`
-	ProfiledNs          int64    `json:"profiled_ns"`
-	Limitations         []string `json:"limitations"`
+	// Steps is how many times the program called flameox_torch.step().
+	Steps       int      `json:"steps"`
+	ProfiledNs  int64    `json:"profiled_ns"`
+	Limitations []string `json:"limitations"`
 }
 
 // maxSidecarBytes bounds a sidecar: a few flags, names and the program's
@@ -463,4 +479,7 @@ func (*Adapter) Viewer(path, kind string) (*adapter.Viewer, error) {
 	return &adapter.Viewer{Tool: "less", Argv: []string{"less", path}}, nil
 }
 
-var _ adapter.Adapter = (*Adapter)(nil)
+var (
+	_ adapter.Adapter  = (*Adapter)(nil)
+	_ adapter.Preparer = (*Adapter)(nil)
+)

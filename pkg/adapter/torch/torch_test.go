@@ -28,6 +28,23 @@ func TestLauncherIsContrib(t *testing.T) {
 	}
 }
 
+// TestPrepare: Prepare writes the launcher the plan runs, in the output
+// directory and nowhere else.
+func TestPrepare(t *testing.T) {
+	out := t.TempDir()
+	if err := New().Prepare(out); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(out)
+	b, err := os.ReadFile(filepath.Join(out, LauncherFile))
+	if err != nil || string(b) != Launcher || len(ents) != 1 {
+		t.Fatalf("%v %v: %d bytes", ents, err, len(b))
+	}
+	if err := New().Prepare(filepath.Join(out, "absent")); err == nil {
+		t.Error("no error for a missing directory")
+	}
+}
+
 func TestParseOptions(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -137,11 +154,11 @@ func TestPlan(t *testing.T) {
 					wantExe = "/venv/bin/python"
 				}
 			}
-			if len(p.Argv) < 3 || p.Argv[0] != wantExe || p.Argv[1] != "-c" || p.Argv[2] != Launcher {
-				t.Fatalf("argv does not start with %s -c LAUNCHER: %.80q", wantExe, p.Argv)
+			if len(p.Argv) < 2 || p.Argv[0] != wantExe || p.Argv[1] != out+"/"+LauncherFile {
+				t.Fatalf("argv does not start with %s OUT/%s: %q", wantExe, LauncherFile, p.Argv)
 			}
-			if !slices.Equal(p.Argv[3:], c.want) {
-				t.Errorf("argv after the launcher\n got %q\nwant %q", p.Argv[3:], c.want)
+			if !slices.Equal(p.Argv[2:], c.want) {
+				t.Errorf("argv after the launcher\n got %q\nwant %q", p.Argv[2:], c.want)
 			}
 			if len(p.Artifacts) != 2 || p.Artifacts[0].RelPath != c.trace || p.Artifacts[0].Kind != "execution_trace" || !p.Artifacts[0].Required ||
 				p.Artifacts[1].RelPath != SidecarFile || p.Artifacts[1].Kind != SidecarKind {

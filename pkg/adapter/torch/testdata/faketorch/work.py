@@ -7,6 +7,10 @@ mode = sys.argv[1] if len(sys.argv) > 1 else ""
 if os.environ.get("WORK_OBSERVES"):
     from flameox_observe import observe
     observe("work", mode=mode)
+if mode == "steps":
+    import flameox_torch
+    for i in range(3):
+        flameox_torch.step()
 if mode == "raise":
     raise ValueError("boom")
 if mode == "exit7":
