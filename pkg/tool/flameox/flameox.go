@@ -85,6 +85,8 @@ func Commands() []*Command {
 	cmds = append(cmds, traceCommands()...)
 	cmds = append(cmds, executionCommands()...)
 	cmds = append(cmds, pytorchCommands()...)
+	cmds = append(cmds, integrityCommands()...)
+	cmds = append(cmds, retentionCommands()...)
 	cmds = append(cmds, findingsCommands()...)
 	cmds = append(cmds, reportCommands()...)
 	cmds = append(cmds, analyzeRecordCommands()...)
