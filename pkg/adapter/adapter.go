@@ -123,6 +123,16 @@ type Preparer interface {
 	Prepare(outDir string) error
 }
 
+// WorkloadProber is implemented by adapters whose capability depends on
+// the workload: the torch adapter asks the interpreter the workload's
+// argv names (a virtualenv's python) whether it imports torch. A capture
+// plan takes its capability from ProbeWorkload, with argv[0] resolved;
+// `flameox capabilities` still calls Probe. ProbeWorkload is as passive
+// as Probe.
+type WorkloadProber interface {
+	ProbeWorkload(ctx context.Context, argv []string) Capability
+}
+
 // ResultChecker is implemented by adapters that judge a successful
 // workload's result themselves, beside any oracle the workload declares:
 // a `go test -bench` run whose pattern matched no benchmark exits 0 but

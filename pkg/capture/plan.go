@@ -147,7 +147,6 @@ func (s *Service) prepare(ctx context.Context, req PlanRequest, outDir string) (
 	if err != nil {
 		return nil, err
 	}
-	capab := ad.Probe(ctx)
 	cfg := s.WS.Config.Execution
 	env, dropped := broker.ChildEnv(s.environ(), cfg.ChildEnvironmentAllowlist, inst.AllowEnv, inst.Env)
 	exe, err := broker.Resolve(inst.Argv[0], inst.Cwd, env)
@@ -155,6 +154,12 @@ func (s *Service) prepare(ctx context.Context, req PlanRequest, outDir string) (
 		return nil, err
 	}
 	argv := append([]string{exe}, inst.Argv[1:]...)
+	var capab adapter.Capability
+	if wp, ok := ad.(adapter.WorkloadProber); ok {
+		capab = wp.ProbeWorkload(ctx, argv)
+	} else {
+		capab = ad.Probe(ctx)
+	}
 	apl, err := ad.Plan(adapter.PlanRequest{ProjectRoot: s.WS.ProjectRoot, OutputDir: outDir, Argv: argv, Options: inst.Options})
 	if err != nil {
 		return nil, err

@@ -145,6 +145,19 @@ def _run(prog):
         runpy.run_path(script, run_name="__main__")
 
 
+def _program_tb(tb):
+    """The traceback from the program's first frame on, as `python SCRIPT`
+    prints it: this file's and runpy's frames left out."""
+    here = os.path.abspath(globals().get("__file__") or "")
+    t = tb
+    while t is not None:
+        f = t.tb_frame.f_code.co_filename
+        if os.path.abspath(f) != here and os.path.basename(f) not in ("runpy.py", "<frozen runpy>"):
+            return t
+        t = t.tb_next
+    return tb
+
+
 def _exit_code(e):
     code = e.code
     if code is None:
@@ -157,8 +170,12 @@ def _exit_code(e):
 
 def main(argv):
     args, prog = _parse(argv)
-    import torch
-    from torch.profiler import ProfilerActivity, profile
+    try:
+        import torch
+        from torch.profiler import ProfilerActivity, profile
+    except ImportError as e:
+        print("flameox_torch: %s cannot import torch.profiler (%s): install torch for this interpreter" % (sys.executable, e), file=sys.stderr)
+        return 1
 
     limitations = []
     cuda_available = bool(torch.cuda.is_available())
@@ -236,7 +253,7 @@ def main(argv):
     if caught is not None:
         if isinstance(caught, KeyboardInterrupt):
             raise caught
-        traceback.print_exception(type(caught), caught, caught.__traceback__)
+        traceback.print_exception(type(caught), caught, _program_tb(caught.__traceback__))
         return 1
     if status == 0 and not exported:
         return 1

@@ -120,6 +120,11 @@ func TestLauncher(t *testing.T) {
 			if r.code != c.code || !strings.Contains(string(r.stderr), c.stderr) {
 				t.Fatalf("exit %d, want %d; stderr %q lacks %q", r.code, c.code, r.stderr, c.stderr)
 			}
+			// A traceback is the program's, as `python SCRIPT` prints it.
+			if c.exception != "" && (!strings.Contains(string(r.stderr), "Traceback (most recent call last):\n  File \""+work+"\", line") ||
+				strings.Contains(string(r.stderr), LauncherFile) || strings.Contains(string(r.stderr), "runpy")) {
+				t.Errorf("traceback %s", r.stderr)
+			}
 			if !strings.Contains(string(r.stdout), "argv ['"+work+"'") || !strings.Contains(string(r.stdout), "path0 "+fake+"\n") {
 				t.Errorf("the workload saw %s", r.stdout)
 			}
@@ -220,6 +225,22 @@ func TestLauncherUsage(t *testing.T) {
 		if r.code != 2 || !strings.Contains(string(r.stderr), c.want) {
 			t.Errorf("%q: exit %d, stderr %q, want 2 and %q", c.args, r.code, r.stderr, c.want)
 		}
+	}
+}
+
+// TestLauncherNoTorch: without torch the launcher says which interpreter
+// lacks it and exits 1, running nothing (testdata/notorch's torch fails
+// to import, as a missing one does).
+func TestLauncherNoTorch(t *testing.T) {
+	notorch, _ := filepath.Abs("testdata/notorch")
+	fake, _ := filepath.Abs("testdata/faketorch")
+	out := t.TempDir()
+	r := runPython(t, notorch, nil, "-c", Launcher, "--out", filepath.Join(out, "t.json"), "--", filepath.Join(fake, "work.py"))
+	if r.code != 1 || !strings.Contains(string(r.stderr), "cannot import torch.profiler (stand-in: no torch here): install torch for this interpreter") || len(r.stdout) != 0 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("wrote %v", ents)
 	}
 }
 

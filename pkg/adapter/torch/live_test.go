@@ -62,12 +62,18 @@ argv = [` + string(exe) + `, "matmul.py"]
 timeout_seconds = 300
 options = { record_shapes = "true", profile_memory = "true" }
 `
+	// The capture asks the interpreter the workload names
+	// (ProbeWorkload), not FLAMEOX_TORCH_PYTHON's.
+	t.Setenv(PythonEnv, "")
 	l := adaptertest.Capture(t, project, toml, "matmul", Name, process.New(), a)
 	m := l.Result.Run
 	if m.ExecutionStatus != run.ExecSucceeded || m.CaptureStatus != run.CaptureRegistered {
 		t.Fatalf("run %s/%s: %+v\nstderr:\n%s", m.ExecutionStatus, m.CaptureStatus, m.Error, l.Stderr())
 	}
 	l.CheckLimitations(t)
+	if p := l.Result.Plan.Capability; p.Executable != c.Executable || p.Version != c.Version {
+		t.Errorf("the plan's capability %+v, want the workload's interpreter %s", p, c.Executable)
+	}
 	tr, ok := l.Regs[TraceFile]
 	if !ok || tr.Kind != Kind || tr.Role != "primary" || tr.Producer != Name || tr.ProducerVersion != c.Version || !strings.HasPrefix(c.Version, Version) {
 		t.Fatalf("trace registration %+v (probe version %q, pinned %s)", tr, c.Version, Version)

@@ -137,8 +137,9 @@ print(full)
 print(cuda)
 `
 
-// Probe asks the interpreter, without importing torch, whether torch is
-// importable, which release and which CUDA build it is.
+// Probe asks the interpreter ($FLAMEOX_TORCH_PYTHON, else python3),
+// without importing torch, whether torch is importable, which release
+// and which CUDA build it is.
 func (a *Adapter) Probe(ctx context.Context) adapter.Capability {
 	exe, err := a.Sys.python()
 	if err != nil {
@@ -151,6 +152,30 @@ func (a *Adapter) Probe(ctx context.Context) adapter.Capability {
 		c.Remediation = append(c.Remediation, "install Python 3 and put python3 on PATH (or set "+PythonEnv+"), then "+installRemedy)
 		return c
 	}
+	return a.probe(ctx, exe, "the probe asks "+exe+" (set "+PythonEnv+" for another); a workload that names its own interpreter is asked about that one when it is planned")
+}
+
+// ProbeWorkload asks the interpreter the workload's argv names, the one
+// the plan runs (adapter.WorkloadProber): a workload whose argv starts
+// with a virtualenv's python is judged by that virtualenv. Other argvs
+// (a bare script.py) get Probe's answer.
+func (a *Adapter) ProbeWorkload(ctx context.Context, argv []string) adapter.Capability {
+	if len(argv) == 0 || !isPython(argv[0]) {
+		return a.Probe(ctx)
+	}
+	exe, err := a.Sys.LookPath(argv[0])
+	if err != nil {
+		c := adapter.NewCapability(Name, adapter.Unavailable)
+		c.Limitations = append(c.Limitations, "the workload's interpreter "+argv[0]+" is not an executable")
+		c.Remediation = append(c.Remediation, "name an interpreter that imports torch in the workload's argv; "+installRemedy)
+		return c
+	}
+	return a.probe(ctx, exe, "asked the workload's interpreter "+exe)
+}
+
+// probe asks exe about torch; asked says which interpreter was asked
+// and why.
+func (a *Adapter) probe(ctx context.Context, exe, asked string) adapter.Capability {
 	c := adapter.NewCapability(Name, adapter.Available)
 	c.Executable = exe
 	c.Facts["python"] = exe
@@ -200,7 +225,7 @@ func (a *Adapter) Probe(ctx context.Context) adapter.Capability {
 	c.Limitations = append(c.Limitations,
 		"Python programs only (python SCRIPT, python -m MODULE, python -c CODE), profiled in this process from start to end (no schedule)",
 		"CUDA activity is recorded only where torch.cuda.is_available() in the workload's process; the capture's sidecar says what was",
-		"the probe asks "+exe+" (set "+PythonEnv+" for another); a workload that names its own interpreter needs torch there")
+		asked)
 	return c
 }
 
@@ -480,6 +505,7 @@ func (*Adapter) Viewer(path, kind string) (*adapter.Viewer, error) {
 }
 
 var (
-	_ adapter.Adapter  = (*Adapter)(nil)
-	_ adapter.Preparer = (*Adapter)(nil)
+	_ adapter.Adapter        = (*Adapter)(nil)
+	_ adapter.Preparer       = (*Adapter)(nil)
+	_ adapter.WorkloadProber = (*Adapter)(nil)
 )

@@ -195,7 +195,7 @@ func TestProbe(t *testing.T) {
 		{"metadata only", nil, py, "3.12.1\n/v/torch/__init__.py\n2.15.0\n\n\n", nil, adapter.Available, "2.15.0", map[string]string{"torch_version": "2.15.0"}, ""},
 		{"no version", nil, py, "3.12.1\n/v/torch/__init__.py\n\n\n\n", nil, adapter.Degraded, "", nil, "neither its metadata nor torch/version.py"},
 		{"venv", map[string]string{PythonEnv: "/venv/bin/python"}, map[string]string{"/venv/bin/python": "/venv/bin/python"}, "3.11.7\n/venv/torch/__init__.py\n2.15.0\n2.15.0\n\n", nil,
-			adapter.Available, "2.15.0", map[string]string{"python": "/venv/bin/python"}, "the probe asks /venv/bin/python"},
+			adapter.Available, "2.15.0", map[string]string{"python": "/venv/bin/python"}, "the probe asks /venv/bin/python (set FLAMEOX_TORCH_PYTHON for another)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cp := (&Adapter{Sys: fakeSys(c.env, c.exes, c.out, c.outErr)}).Probe(context.Background())
@@ -214,6 +214,39 @@ func TestProbe(t *testing.T) {
 				t.Errorf("%s without a remediation", cp.Status)
 			}
 		})
+	}
+}
+
+// TestProbeWorkload: a workload whose argv names an interpreter is
+// probed with that one, whatever python3 and FLAMEOX_TORCH_PYTHON say.
+func TestProbeWorkload(t *testing.T) {
+	exes := map[string]string{"python3": "/usr/bin/python3", "/venv/bin/python": "/venv/bin/python"}
+	var asked []string
+	sys := fakeSys(nil, exes, "", nil)
+	sys.Output = func(ctx context.Context, argv []string, timeout time.Duration) ([]byte, error) {
+		asked = append(asked, argv[0])
+		return []byte("3.11.7\n/venv/torch/__init__.py\n2.15.0\n2.15.0+cpu\n\n"), nil
+	}
+	a := &Adapter{Sys: sys}
+	for _, c := range []struct {
+		argv   []string
+		asked  string
+		status adapter.Status
+		lim    string
+	}{
+		{[]string{"/venv/bin/python", "train.py"}, "/venv/bin/python", adapter.Available, "asked the workload's interpreter /venv/bin/python"},
+		{[]string{"/p/train.py"}, "/usr/bin/python3", adapter.Available, "the probe asks /usr/bin/python3"},
+		{nil, "/usr/bin/python3", adapter.Available, "the probe asks"},
+		{[]string{"/gone/bin/python3", "t.py"}, "", adapter.Unavailable, "the workload's interpreter /gone/bin/python3 is not an executable"},
+	} {
+		asked = nil
+		cp := a.ProbeWorkload(context.Background(), c.argv)
+		if cp.Status != c.status || (c.asked != "" && (len(asked) != 1 || asked[0] != c.asked || cp.Executable != c.asked)) || (c.asked == "" && len(asked) != 0) {
+			t.Errorf("%q: status %s, asked %q, executable %q", c.argv, cp.Status, asked, cp.Executable)
+		}
+		if !slices.ContainsFunc(cp.Limitations, func(l string) bool { return strings.Contains(l, c.lim) }) {
+			t.Errorf("%q: limitations %q lack %q", c.argv, cp.Limitations, c.lim)
+		}
 	}
 }
 
