@@ -41,8 +41,14 @@ func RunWith(t *testing.T, a adapter.Adapter, cfg Config, fixtures ...Fixture) {
 	if !namePattern.MatchString(a.Name()) {
 		t.Errorf("adapter name %q is not [a-z0-9_.-]", a.Name())
 	}
-	t.Run("probe", func(t *testing.T) { probe(t, a) })
+	t.Run("probe", func(t *testing.T) { checkCapability(t, a, a.Probe(context.Background())) })
+	if wp, ok := a.(adapter.WorkloadProber); ok {
+		t.Run("probe-workload", func(t *testing.T) { checkCapability(t, a, wp.ProbeWorkload(context.Background(), cfg.Workload)) })
+	}
 	t.Run("plan", func(t *testing.T) { plan(t, a, cfg.Workload) })
+	if pr, ok := a.(adapter.Preparer); ok {
+		t.Run("prepare", func(t *testing.T) { prepare(t, a, pr, cfg.Workload) })
+	}
 	t.Run("garbage", func(t *testing.T) { garbage(t, a) })
 	t.Run("viewer", func(t *testing.T) {
 		v, err := a.Viewer("/nonexistent/payload.bin", "collector_metadata")
@@ -59,8 +65,7 @@ func RunWith(t *testing.T, a adapter.Adapter, cfg Config, fixtures ...Fixture) {
 	}
 }
 
-func probe(t *testing.T, a adapter.Adapter) {
-	c := a.Probe(context.Background())
+func checkCapability(t *testing.T, a adapter.Adapter, c adapter.Capability) {
 	valid := false
 	for _, s := range adapter.Statuses() {
 		valid = valid || c.Status == s
@@ -123,6 +128,36 @@ func plan(t *testing.T, a adapter.Adapter, workload []string) {
 	if p.Permissions == nil || p.Limitations == nil || p.Env == nil {
 		t.Error("plan lists must be non-nil")
 	}
+}
+
+// prepare checks that an adapter.Preparer writes only inside the output
+// directory, files the plan runs but does not declare as artifacts.
+func prepare(t *testing.T, a adapter.Adapter, pr adapter.Preparer, workload []string) {
+	parent := t.TempDir()
+	out := filepath.Join(parent, "out")
+	if err := os.Mkdir(out, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p, err := a.Plan(adapter.PlanRequest{ProjectRoot: t.TempDir(), OutputDir: out, Argv: workload})
+	if err != nil {
+		t.Skipf("plan refused a generic workload: %v", err)
+	}
+	if err := pr.Prepare(out); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 1 {
+		t.Errorf("Prepare wrote beside the output directory: %v", ents)
+	}
+	declared := map[string]bool{}
+	for _, d := range p.Artifacts {
+		declared[filepath.Join(out, d.RelPath)] = true
+	}
+	filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && declared[path] {
+			t.Errorf("Prepare wrote %s, a declared artifact", path)
+		}
+		return nil
+	})
 }
 
 func garbage(t *testing.T, a adapter.Adapter) {
