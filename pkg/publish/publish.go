@@ -56,6 +56,21 @@ type Result struct {
 // revision is read from its immutable revision file, so what is published
 // is exactly what the record named, even if the run has moved on.
 func (p *Publisher) PublishRuns(ctx context.Context, refs []RunRef) (*Result, error) {
+	return p.publishRuns(ctx, refs, Meta{}, p.published)
+}
+
+// Republish publishes runs again, re-extracted from their stored native
+// artifacts, as one generation that supersedes the generations named in
+// supersedes: repair's way to replace a generation whose files are
+// damaged (pkg/integrity). Every environment and source state row is
+// written again, since a published marker may stand for a row in the
+// damaged files. check, when set, runs under the write lock with the HEAD
+// the new commit will be based on (Meta.Check).
+func (p *Publisher) Republish(ctx context.Context, refs []RunRef, supersedes []string, check func(corpus.Commit) error) (*Result, error) {
+	return p.publishRuns(ctx, refs, Meta{Supersedes: supersedes, Check: check}, func(string, string) bool { return false })
+}
+
+func (p *Publisher) publishRuns(ctx context.Context, refs []RunRef, meta Meta, published func(table, id string) bool) (*Result, error) {
 	if len(refs) == 0 {
 		return nil, fault.New(fault.InvalidArguments, "nothing to publish")
 	}
@@ -64,9 +79,9 @@ func (p *Publisher) PublishRuns(ctx context.Context, refs []RunRef) (*Result, er
 		return nil, err
 	}
 	defer st.Discard()
-	rows := newRunRows(st, p.published)
+	rows := newRunRows(st, published)
 	store := &run.Store{Root: p.WS.Root}
-	meta := Meta{Publisher: Name, PublisherVersion: version.Version()}
+	meta.Publisher, meta.PublisherVersion = Name, version.Version()
 	for _, ref := range refs {
 		if err := ctx.Err(); err != nil {
 			return nil, fault.Wrap(fault.ProcessCancelled, err, "publication cancelled")
