@@ -126,7 +126,11 @@ func open(r io.Reader) (io.Reader, bool, error) {
 }
 
 // read decodes a whole trace from r within lim into a builder's input.
-func read(r io.Reader, lim config.Limits) (*builder, error) {
+func read(r io.Reader, lim config.Limits) (*builder, error) { return readUsing(r, lim, scanAll) }
+
+// readUsing is read with the given event reader (tests pass the
+// encoding/json one).
+func readUsing(r io.Reader, lim config.Limits, decode func(io.Reader, *builder) error) (*builder, error) {
 	lim = withDefaults(lim)
 	src, gz, err := open(r)
 	if err != nil {
@@ -135,7 +139,7 @@ func read(r io.Reader, lim config.Limits) (*builder, error) {
 	cr := &countingReader{r: io.LimitReader(src, lim.MaxDecompressedBytes+1)}
 	b := newBuilder(lim)
 	b.gzip = gz
-	err = decodeAll(cr, b)
+	err = decode(cr, b)
 	if cr.n > lim.MaxDecompressedBytes {
 		return nil, &limitError{key: limitBytes, max: lim.MaxDecompressedBytes, observed: cr.n, what: "bytes of JSON"}
 	}
@@ -161,164 +165,49 @@ func describe(err error) string {
 	return err.Error()
 }
 
-func decodeAll(r io.Reader, b *builder) error {
-	dec := json.NewDecoder(r)
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch tok {
-	case json.Delim('['):
-		b.h.format = "array"
-		return events(dec, b, true)
-	case json.Delim('{'):
-		b.h.format = "object"
-	default:
-		return &parseError{msg: "not a Chrome trace: the JSON is neither an object with traceEvents nor an array of events"}
-	}
-	seen := map[string]bool{}
-	var hasEvents bool
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		key, _ := t.(string)
-		if seen[key] {
-			return &parseError{at: key, msg: "the key appears twice"}
-		}
-		seen[key] = true
+// headerValue takes one top-level key of the object format other than
+// traceEvents.
+func (b *builder) headerValue(key string, v json.RawMessage) error {
+	switch key {
+	case "displayTimeUnit", "traceName", "schemaVersion", "baseTimeNanoseconds":
+		s := scalar(v)
 		switch key {
-		case "traceEvents":
-			t, err := dec.Token()
-			if err != nil {
-				return err
-			}
-			if t != json.Delim('[') {
-				return &parseError{at: key, msg: "traceEvents is not an array"}
-			}
-			if err := events(dec, b, false); err != nil {
-				return err
-			}
-			hasEvents = true
-		case "displayTimeUnit", "traceName", "schemaVersion", "baseTimeNanoseconds":
-			var v json.RawMessage
-			if err := dec.Decode(&v); err != nil {
-				return err
-			}
-			s := scalar(v)
-			switch key {
-			case "displayTimeUnit":
-				b.h.displayTimeUnit = s
-			case "traceName":
-				b.h.traceName = s
-			case "schemaVersion":
-				b.h.schemaVersion = s
-			case "baseTimeNanoseconds":
-				b.h.baseTimeNanos = s
-			}
-		case "deviceProperties":
-			var devs []struct {
-				Name string `json:"name"`
-			}
-			if err := dec.Decode(&devs); err != nil {
-				return &parseError{at: key, msg: err.Error()}
-			}
-			for _, d := range devs {
-				b.h.devices = append(b.h.devices, clip(d.Name))
-			}
-		case "distributedInfo":
-			var m map[string]json.RawMessage
-			if err := dec.Decode(&m); err != nil {
-				return &parseError{at: key, msg: err.Error()}
-			}
-			b.h.distributed = map[string]string{}
-			for k, v := range m {
-				if s := scalar(v); s != "" {
-					b.h.distributed[clip(k)] = clip(s)
-				}
-			}
-		default:
-			var v json.RawMessage
-			if err := dec.Decode(&v); err != nil {
-				return err
-			}
-			if len(b.h.skipped) < 20 {
-				b.h.skipped = append(b.h.skipped, clip(key))
+		case "displayTimeUnit":
+			b.h.displayTimeUnit = s
+		case "traceName":
+			b.h.traceName = s
+		case "schemaVersion":
+			b.h.schemaVersion = s
+		case "baseTimeNanoseconds":
+			b.h.baseTimeNanos = s
+		}
+	case "deviceProperties":
+		var devs []struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(v, &devs); err != nil {
+			return &parseError{at: key, msg: strings.TrimPrefix(err.Error(), "json: ")}
+		}
+		for _, d := range devs {
+			b.h.devices = append(b.h.devices, clip(d.Name))
+		}
+	case "distributedInfo":
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(v, &m); err != nil {
+			return &parseError{at: key, msg: strings.TrimPrefix(err.Error(), "json: ")}
+		}
+		b.h.distributed = map[string]string{}
+		for k, v := range m {
+			if s := scalar(v); s != "" {
+				b.h.distributed[clip(k)] = clip(s)
 			}
 		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return err
-	}
-	if !hasEvents {
-		return &parseError{msg: "not a Chrome trace: the object has no traceEvents array"}
-	}
-	return trailing(dec)
-}
-
-// trailing refuses anything but white space after the document.
-func trailing(dec *json.Decoder) error {
-	_, err := dec.Token()
-	var se *json.SyntaxError
-	switch {
-	case err == io.EOF:
-		return nil
-	case err == nil || errors.As(err, &se):
-		return &parseError{msg: "data after the end of the trace"}
-	}
-	return err // the reader's: a truncated or corrupt gzip stream
-}
-
-// events reads the elements of an event array whose [ has been read.
-// The array format may omit its closing ] (the format's own rule, for
-// traces written by a process that died); an object-format array may not.
-func events(dec *json.Decoder, b *builder, array bool) error {
-	var ev rawEvent
-	for i := 0; ; i++ {
-		if !dec.More() {
-			if _, err := dec.Token(); err != nil {
-				if array && errors.Is(err, io.EOF) {
-					b.h.unclosed = true
-					return nil
-				}
-				return err
-			}
-			if array {
-				return trailing(dec)
-			}
-			return nil
-		}
-		ev.reset()
-		if err := dec.Decode(&ev); err != nil {
-			if array && errors.Is(err, io.EOF) && i > 0 {
-				b.h.unclosed = true
-				return nil
-			}
-			at := "traceEvents[" + strconv.Itoa(i) + "]"
-			var te *json.UnmarshalTypeError
-			var se *json.SyntaxError
-			switch {
-			case errors.As(err, &te):
-				return &parseError{at: at, msg: "field " + te.Field + " is a JSON " + te.Value + ", not a " + te.Type.String()}
-			case errors.As(err, &se):
-				return &parseError{at: at, msg: "malformed JSON: " + se.Error()}
-			case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader):
-				return err
-			}
-			var fe interface{ Unwrap() error }
-			if !errors.As(err, &fe) {
-				return &parseError{at: at, msg: strings.TrimPrefix(err.Error(), "json: ")}
-			}
-			return err
-		}
-		if int64(i) >= b.lim.MaxEvents {
-			return &limitError{key: limitEvents, max: b.lim.MaxEvents, observed: int64(i) + 1, what: "events"}
-		}
-		if err := b.add(&ev, i); err != nil {
-			return err
+	default:
+		if len(b.h.skipped) < 20 {
+			b.h.skipped = append(b.h.skipped, clip(key))
 		}
 	}
+	return nil
 }
 
 // scalar is a JSON scalar as text: a string unquoted, a number as written;

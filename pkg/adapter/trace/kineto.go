@@ -42,21 +42,39 @@ const (
 	maxGapRows     = 10   // trace.device.gap rows per device
 )
 
-// opArgs are the args keys read on operator and device slices. The
-// decoder matches keys without regard to case, so "external id" (older
-// profilers) fills ExtID too.
-type opArgs struct {
-	ExtID json.Number     `json:"External id"`
-	Corr  json.Number     `json:"correlation"`
-	Dims  json.RawMessage `json:"Input Dims"`
+// argNumber is one args value read as encoding/json reads a json.Number
+// field: a number as written, a string holding a valid number, null as
+// absent; ok is false for anything else.
+func argNumber(v []byte) (n string, ok bool) {
+	switch v[0] {
+	case 'n':
+		return "", true
+	case '"':
+		var sc scanner
+		t := sc.unquoteNoCache(v)
+		return t, validNumber(t)
+	case '{', '[', 't', 'f':
+		return "", false
+	}
+	return string(v), true
 }
 
-// memArgs are the args of a "[memory]" instant event.
-type memArgs struct {
-	Bytes   json.Number     `json:"Bytes"`
-	Total   json.Number     `json:"Total Allocated"`
-	DevType json.RawMessage `json:"Device Type"`
-	DevID   json.RawMessage `json:"Device Id"`
+// eachArg calls f with each member of a (validated) args object: its key
+// unquoted and its raw value; false when args is not an object.
+func eachArg(args []byte, f func(key string, val []byte) bool) bool {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || args[0] != '{' {
+		return len(args) > 0 && args[0] == 'n'
+	}
+	var sc scanner
+	ok := true
+	_, err := sc.val(args, 0, 0, func(key, val []byte) error {
+		if ok {
+			ok = f(sc.unquoteNoCache(key), val)
+		}
+		return nil
+	})
+	return err == nil && ok
 }
 
 // memEvent is one [memory] instant: an allocation (bytes > 0) or a free.
@@ -80,23 +98,43 @@ func (b *builder) readOpArgs(s *slice, raw json.RawMessage, class string) error 
 	if len(raw) == 0 || (class != classOperator && class != classDevice && class != classRuntime) {
 		return nil
 	}
-	var a opArgs
-	if json.Unmarshal(raw, &a) != nil {
+	// The keys are matched without regard to case, as encoding/json
+	// matches struct fields, so "external id" (older profilers) is read
+	// as "External id"; the last of a repeated key wins.
+	var ext, corr string
+	var dims []byte
+	ok := eachArg(raw, func(key string, val []byte) bool {
+		var good bool
+		switch {
+		case val[0] == 'n' && !strings.EqualFold(key, "Input Dims"):
+			good = true // null leaves a number as it was
+		case strings.EqualFold(key, "External id"):
+			ext, good = argNumber(val)
+		case strings.EqualFold(key, "correlation"):
+			corr, good = argNumber(val)
+		case strings.EqualFold(key, "Input Dims"):
+			dims, good = val, true
+		default:
+			good = true
+		}
+		return good
+	})
+	if !ok {
 		b.badArgs++
 		return nil
 	}
-	if a.ExtID != "" {
-		if v, err := strconv.ParseInt(string(a.ExtID), 10, 64); err == nil {
+	if ext != "" {
+		if v, err := strconv.ParseInt(ext, 10, 64); err == nil {
 			s.ext = v
 		}
 	}
-	if a.Corr != "" {
-		if v, err := strconv.ParseInt(string(a.Corr), 10, 64); err == nil {
+	if corr != "" {
+		if v, err := strconv.ParseInt(corr, 10, 64); err == nil {
 			s.corr = v
 		}
 	}
 	if class == classOperator {
-		d := bytes.TrimSpace(a.Dims)
+		d := bytes.TrimSpace(dims)
 		if len(d) > 0 && !bytes.Equal(d, []byte("null")) {
 			b.shapeSlices++
 			var buf bytes.Buffer
@@ -119,21 +157,36 @@ func (b *builder) readOpArgs(s *slice, raw json.RawMessage, class string) error 
 
 // readMemory keeps a [memory] instant's bytes and device.
 func (b *builder) readMemory(raw json.RawMessage, ts int64, track int32) {
-	var a memArgs
-	if len(raw) == 0 || json.Unmarshal(raw, &a) != nil {
-		b.badArgs++
-		return
-	}
-	n, err := strconv.ParseInt(string(a.Bytes), 10, 64)
-	if err != nil {
+	var bytesN, total string
+	var devType, devID []byte
+	ok := len(raw) > 0 && eachArg(raw, func(key string, val []byte) bool {
+		var good bool
+		switch {
+		case val[0] == 'n' && !strings.EqualFold(key, "Device Type") && !strings.EqualFold(key, "Device Id"):
+			good = true // null leaves a number as it was
+		case strings.EqualFold(key, "Bytes"):
+			bytesN, good = argNumber(val)
+		case strings.EqualFold(key, "Total Allocated"):
+			total, good = argNumber(val)
+		case strings.EqualFold(key, "Device Type"):
+			devType, good = val, true
+		case strings.EqualFold(key, "Device Id"):
+			devID, good = val, true
+		default:
+			good = true
+		}
+		return good
+	})
+	n, err := strconv.ParseInt(bytesN, 10, 64)
+	if !ok || err != nil {
 		b.badArgs++
 		return
 	}
 	e := memEvent{ts: ts, bytes: n, track: track}
-	if t, err := strconv.ParseInt(string(a.Total), 10, 64); err == nil {
+	if t, err := strconv.ParseInt(total, 10, 64); err == nil {
 		e.total, e.hasTotal = t, true
 	}
-	e.device = clip(deviceName(a.DevType, a.DevID))
+	e.device = clip(deviceName(devType, devID))
 	b.memory = append(b.memory, e)
 }
 
