@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +38,10 @@ type Store struct {
 	// AfterCopy, when set, runs after an import's copy and before the
 	// source is checked again. Tests use it to change the source mid-import.
 	AfterCopy func(src string)
+	// MaxWorkspaceBytes, when positive, bounds the workspace's stored
+	// bytes (storage.max_workspace_bytes): placing a new object beyond it
+	// fails with STORAGE_FULL. Deduplicated objects add nothing.
+	MaxWorkspaceBytes int64
 }
 
 var payloadName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^payload(\.[A-Za-z0-9][A-Za-z0-9._-]{0,15})?$`) })
@@ -91,6 +96,15 @@ func (s *Store) Place(st *Staged, ext string) (Content, bool, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return Content{}, false, err
 	}
+	if s.MaxWorkspaceBytes > 0 {
+		if used := StoredBytes(s.Root); used+st.Size > s.MaxWorkspaceBytes {
+			return Content{}, false, fault.New(fault.StorageFull, "storing %s (%d bytes) would take the workspace to %d bytes, over storage.max_workspace_bytes (%d)", st.ArtifactID, st.Size, used+st.Size, s.MaxWorkspaceBytes).
+				With("limit_key", "storage.max_workspace_bytes").With("limit", strconv.FormatInt(s.MaxWorkspaceBytes, 10)).
+				With("used", strconv.FormatInt(used, 10)).With("needed", strconv.FormatInt(st.Size, 10)).
+				Fix("Run `flameox gc` to see what retention can free, then `flameox gc --apply` and `flameox gc purge`.",
+					"Or raise storage.max_workspace_bytes in .diagnostics/config.toml.")
+		}
+	}
 	if !extPattern().MatchString(ext) && !(strings.Count(ext, ".") == 2 && payloadName().MatchString("payload"+ext)) {
 		ext = ""
 	}
@@ -121,6 +135,30 @@ func (s *Store) Place(st *Staged, ext string) (Content, bool, error) {
 		return Content{}, false, err
 	}
 	return c, false, nil
+}
+
+// StoredBytes is what storage.max_workspace_bytes counts: the regular
+// files of the workspace except trash, quarantine, staging, caches and the
+// derived catalog. It walks the workspace, so it is computed only when a
+// limit is set.
+func StoredBytes(root string) int64 {
+	var n int64
+	skip := map[string]bool{"trash": true, "quarantine": true, "staging": true, "cache": true}
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && p != root && filepath.Dir(p) == root && skip[d.Name()] {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() && !(filepath.Dir(p) == root && strings.HasPrefix(d.Name(), "catalog")) {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // Stat returns the content facts of a stored object after checking that no

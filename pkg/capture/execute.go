@@ -430,7 +430,7 @@ func (s *Service) checkResult(ctx context.Context, p *prepared, check adapter.Re
 // stdout and stderr, and returns their registrations. Missing required
 // artifacts become limitations, not silent gaps.
 func (s *Service) register(ctx context.Context, p *prepared, runID, outDir, stage string) ([]run.Registration, []string, error) {
-	store := &artifact.Store{Root: s.WS.Root}
+	store := &artifact.Store{Root: s.WS.Root, MaxWorkspaceBytes: s.WS.Config.Storage.MaxWorkspaceBytes}
 	var regs []run.Registration
 	var lim []string
 	type file struct {

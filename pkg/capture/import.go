@@ -167,7 +167,7 @@ func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest
 		return (&artifact.Store{Root: s.WS.Root, AfterCopy: s.afterCopy}).StageImport(ctx, path, s.WS.Config.Capture.MaxArtifactBytes)
 	}
 
-	store := &artifact.Store{Root: s.WS.Root}
+	store := &artifact.Store{Root: s.WS.Root, MaxWorkspaceBytes: s.WS.Config.Storage.MaxWorkspaceBytes}
 	staged, err := stage()
 	if err != nil {
 		return nil, s.fail(ctx, runs, &m, err)

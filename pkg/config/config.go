@@ -24,6 +24,7 @@ type Config struct {
 	Execution     Execution `toml:"execution"`
 	Limits        Limits    `toml:"limits"`
 	Storage       Storage   `toml:"storage"`
+	Retention     Retention `toml:"retention"`
 }
 
 // Limits bound what decoding an artifact allocates (import, capture and
@@ -76,6 +77,33 @@ const MaxOutputTailBytes = 64 << 10
 type Storage struct {
 	// LockTimeoutSeconds bounds every wait for a workspace lock.
 	LockTimeoutSeconds float64 `toml:"lock_timeout_seconds"`
+	// MaxWorkspaceBytes bounds the stored bytes of the workspace (objects,
+	// evidence, manifests, commits, runs, records; not trash, quarantine,
+	// staging, caches or the catalog): an import or capture that would
+	// store a new object beyond it fails with STORAGE_FULL. 0: no bound.
+	MaxWorkspaceBytes int64 `toml:"max_workspace_bytes"`
+}
+
+// Retention is what `flameox gc` keeps (docs/retention.md).
+type Retention struct {
+	// KeepCommits is how many commits before HEAD stay roots: their whole
+	// inventories are kept.
+	KeepCommits int `toml:"keep_commits"`
+	// MinAgeSeconds: gc never collects anything younger (except staging
+	// whose owner is provably gone).
+	MinAgeSeconds float64 `toml:"min_age_seconds"`
+	// PurgeAfterDays is the default of `gc purge --older-than`.
+	PurgeAfterDays float64 `toml:"purge_after_days"`
+}
+
+// MinAge returns retention.min_age_seconds as a duration.
+func (r Retention) MinAge() time.Duration {
+	return time.Duration(r.MinAgeSeconds * float64(time.Second))
+}
+
+// PurgeAfter returns retention.purge_after_days as a duration.
+func (r Retention) PurgeAfter() time.Duration {
+	return time.Duration(r.PurgeAfterDays * 24 * float64(time.Hour))
 }
 
 // Default returns the documented defaults.
@@ -96,8 +124,9 @@ func Default() Config {
 			GraceSeconds:   2,
 			MaxOutputBytes: 16 << 20,
 		},
-		Limits:  DefaultLimits(),
-		Storage: Storage{LockTimeoutSeconds: 30},
+		Limits:    DefaultLimits(),
+		Storage:   Storage{LockTimeoutSeconds: 30},
+		Retention: Retention{KeepCommits: 100, MinAgeSeconds: 86400, PurgeAfterDays: 30},
 	}
 }
 
@@ -169,6 +198,21 @@ max_json_depth = 64
 [storage]
 # Longest wait for a workspace lock before WRITE_LOCK_TIMEOUT (exit 7).
 lock_timeout_seconds = 30
+# Largest stored size of the workspace in bytes (objects, evidence,
+# manifests, commits, runs; not trash, quarantine, staging or caches): an
+# import or capture beyond it fails with STORAGE_FULL. 0: no bound.
+max_workspace_bytes = 0
+
+[retention]
+# HEAD and this many commits before it keep their whole inventories
+# (docs/retention.md); older commits, and what only they need, are
+# collected by flameox gc --apply unless evidence names them.
+keep_commits = 100
+# gc never collects anything younger than this (staging whose owner is
+# provably gone excepted).
+min_age_seconds = 86400
+# Default of flameox gc purge --older-than, in days.
+purge_after_days = 30
 `
 
 // Load reads and validates a config file. A missing file is an error: the
@@ -235,6 +279,18 @@ func (c Config) Validate(file string) error {
 	}
 	if c.Storage.LockTimeoutSeconds <= 0 || c.Storage.LockTimeoutSeconds > 3600 {
 		return Invalid(file, "%s: storage.lock_timeout_seconds must be in (0, 3600]", file).With("keys", "storage.lock_timeout_seconds")
+	}
+	if c.Storage.MaxWorkspaceBytes < 0 {
+		return Invalid(file, "%s: storage.max_workspace_bytes must be 0 (no bound) or positive", file).With("keys", "storage.max_workspace_bytes")
+	}
+	if c.Retention.KeepCommits < 0 {
+		return Invalid(file, "%s: retention.keep_commits must not be negative", file).With("keys", "retention.keep_commits")
+	}
+	if c.Retention.MinAgeSeconds < 0 {
+		return Invalid(file, "%s: retention.min_age_seconds must not be negative", file).With("keys", "retention.min_age_seconds")
+	}
+	if c.Retention.PurgeAfterDays < 0 {
+		return Invalid(file, "%s: retention.purge_after_days must not be negative", file).With("keys", "retention.purge_after_days")
 	}
 	return nil
 }

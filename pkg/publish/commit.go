@@ -17,6 +17,7 @@ import (
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/faultpoint"
 	"github.com/flameox/flameox/pkg/lock"
+	"github.com/flameox/flameox/pkg/oplog"
 	"github.com/flameox/flameox/pkg/workspace"
 )
 
@@ -70,7 +71,8 @@ type Committed struct {
 // HEAD may have moved since the stage began: the new commit is based on the
 // HEAD read under the lock, so concurrent publishers serialize without
 // losing each other's generations.
-func Commit(ctx context.Context, ws *workspace.Workspace, st *Stage, files []corpus.GenerationFile, meta Meta) (*Committed, error) {
+func Commit(ctx context.Context, ws *workspace.Workspace, st *Stage, files []corpus.GenerationFile, meta Meta) (done *Committed, err error) {
+	defer func() { logCommit(ws.Root, st.ID, meta, done, err) }()
 	faultpoint.Hit(StepStaged)
 	inputHead, err := corpus.HeadID(ws.Root)
 	if err != nil {
@@ -146,6 +148,25 @@ func Commit(ctx context.Context, ws *workspace.Workspace, st *Stage, files []cor
 	}
 	faultpoint.Hit(StepHeadReplaced)
 	return &Committed{Generation: gen, Commit: c}, nil
+}
+
+// logCommit appends the publication to the operation log (pkg/oplog):
+// ids only, and a failure's code. The log never fails a publication.
+func logCommit(root, generationID string, meta Meta, c *Committed, err error) {
+	ids := map[string][]string{"generation_id": {generationID}}
+	if c != nil {
+		ids["commit_id"] = []string{c.Commit.CommitID}
+		if c.Commit.ParentCommitID != nil {
+			ids["parent_commit_id"] = []string{*c.Commit.ParentCommitID}
+		}
+	}
+	if len(meta.Supersedes) > 0 {
+		ids["supersedes"] = meta.Supersedes
+	}
+	if len(meta.InputRunIDs) > 0 {
+		ids["run_id"] = sorted(meta.InputRunIDs)
+	}
+	oplog.Record(root, "publish.commit", ids, err)
 }
 
 // FirstCommit writes the first, empty commit of a new workspace's corpus and
