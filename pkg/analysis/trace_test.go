@@ -251,6 +251,14 @@ func TestViewerOfTrace(t *testing.T) {
 	if plan.Tool != "Perfetto UI" || !strings.Contains(plan.Note, "chrome://tracing") || !strings.Contains(plan.Note, "uploads nothing") {
 		t.Fatalf("plan %+v", plan)
 	}
+	// By run id: the run has no profile, so its trace is opened.
+	byRun, err := Viewer(context.Background(), ws, all.Registry(), runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if byRun.ArtifactID != res.Source.ArtifactID || byRun.Tool != "Perfetto UI" {
+		t.Fatalf("by run: %+v", byRun)
+	}
 }
 
 // BenchmarkTraceWindow is one page of a 10 ms window of the largest

@@ -49,6 +49,13 @@ func Viewer(ctx context.Context, ws *workspace.Workspace, reg *adapter.Registry,
 			return nil, err
 		}
 		sc, err := resolve(ctx, s, artifactID, "", "")
+		if err != nil && fault.Is(err, fault.NotFound) {
+			// A run with no profile may have a trace (an import, a
+			// torch capture): open that.
+			if src, _, _, lim, terr := traceSource(ctx, s, artifactID); terr == nil {
+				sc, err = &scope{src: src, note: strings.Join(lim, " ")}, nil
+			}
+		}
 		s.Close()
 		if err != nil {
 			return nil, err
