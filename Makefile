@@ -9,7 +9,7 @@ NOCGO_CMDS := ./cmd/fox-capture ./cmd/fox-publish
 CGO_CMDS   := $(filter-out $(NOCGO_CMDS),$(addprefix ./,$(CMDS)))
 FUZZTIME ?= 10s
 
-.PHONY: all build test test-short test-torch lint staticcheck nocgo demo golden fuzz-smoke bench clean
+.PHONY: all build test test-short test-torch lint staticcheck nocgo demo golden fuzz-smoke fuzz bench clean
 
 all: build
 
@@ -78,6 +78,12 @@ golden:
 # Run every fuzz target for a bounded time (CI calls this with a budget).
 fuzz-smoke:
 	scripts/fuzz-smoke.sh $(FUZZTIME)
+
+# The fuzz campaign: every Fuzz target for FUZZTIME each, one after the
+# other, ending with a table of executions and findings per target
+# (docs/reliability.md): make fuzz FUZZTIME=5m.
+fuzz:
+	scripts/fuzz.sh $(FUZZTIME)
 
 bench: build
 	scripts/bench/run.sh

@@ -12,6 +12,7 @@ apt_packages=(
   heaptrack             # heaptrack and heaptrack_print (memory adapter)
   hyperfine             # benchmark peer for whole-command timings
   gcc                   # cgo (DuckDB) and the C workloads the memory tests build
+  strace                # the security suite's no-network check (pkg/internal/securitytest; unshare is util-linux)
 )
 pip_packages=(
   pyperf==2.11.0        # benchmark adapter (pkg/adapter/pyperf.Version)
