@@ -82,9 +82,15 @@ func validQuarantineID(id string) bool {
 	return qObjectID().MatchString(id)
 }
 
+// QuarantineList is what quarantine list returns.
+type QuarantineList struct {
+	SchemaVersion int               `json:"schema_version"`
+	Entries       []QuarantineEntry `json:"entries"`
+}
+
 // ListQuarantine lists everything in quarantine/, oldest first. It only
-// reads and takes no lock.
-func ListQuarantine(ws *workspace.Workspace) ([]QuarantineEntry, error) {
+// reads (no file is hashed) and takes no lock.
+func ListQuarantine(ws *workspace.Workspace) (*QuarantineList, error) {
 	out := []QuarantineEntry{}
 	runs, _ := os.ReadDir(filepath.Join(ws.Root, "quarantine", "runs"))
 	for _, e := range runs {
@@ -108,7 +114,7 @@ func ListQuarantine(ws *workspace.Workspace) ([]QuarantineEntry, error) {
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].DetectedAt.Before(out[j].DetectedAt) })
-	return out, nil
+	return &QuarantineList{SchemaVersion: SchemaVersion, Entries: out}, nil
 }
 
 // ShowQuarantine describes one quarantined entry with its files' digests.
@@ -241,41 +247,6 @@ func RestoreQuarantine(ctx context.Context, ws *workspace.Workspace, id string) 
 		}
 	}
 	return res, nil
-}
-
-// Quarantine moves the workspace-relative path rel (a file or directory
-// the workspace wrote) to quarantine/<id>/object/<rel> with a manifest of
-// every file's digest, for repair: the caller holds the write lock. The
-// manifest is written before the move, so a crash leaves the path in one
-// place and the manifest saying where it belongs.
-func Quarantine(root, rel, operation, reason string) (*QuarantineManifest, error) {
-	if !safeRel(rel) {
-		return nil, fault.New(fault.InvalidArguments, "%q is not a workspace path that can be quarantined", rel)
-	}
-	src := filepath.Join(root, filepath.FromSlash(rel))
-	files, err := hashTree(root, rel)
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now().UTC()
-	id := now.Format("20060102T150405Z") + "-" + durable.RandomHex(4)
-	m := &QuarantineManifest{SchemaVersion: SchemaVersion, QuarantineID: id, Operation: operation, State: StateQuarantined,
-		DetectedAt: now, OriginalPath: rel, StoredPath: "object/" + rel, Reason: reason, Contents: files}
-	if m.Contents == nil {
-		m.Contents = []TrashFile{}
-	}
-	dir := filepath.Join(root, "quarantine", id)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fault.Wrap(fault.WorkspaceInvalid, err, "create quarantine/%s", id)
-	}
-	if err := durable.WriteJSON(filepath.Join(dir, "manifest.json"), m, 0o600); err != nil {
-		return nil, err
-	}
-	if err := moveDurably(src, filepath.Join(dir, filepath.FromSlash(m.StoredPath))); err != nil {
-		return nil, err
-	}
-	oplog.Record(root, "quarantine.add", map[string][]string{"quarantine_id": {id}}, nil)
-	return m, nil
 }
 
 func readQuarantine(root, id string) (*QuarantineManifest, error) {

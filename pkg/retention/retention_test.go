@@ -315,7 +315,7 @@ func TestApplyRestorePurge(t *testing.T) {
 		t.Fatal(res2, err)
 	}
 	list, _ := retention.List(w.ws)
-	if len(list) != 2 {
+	if len(list.Trash) != 2 {
 		t.Fatalf("trash %+v", list)
 	}
 	for _, tt := range []struct {
@@ -398,7 +398,7 @@ func TestRestoreRefusesOverwrite(t *testing.T) {
 	}
 	// Nothing moved: every other item is still in trash.
 	list, _ := retention.List(w.ws)
-	if len(list) != 1 || list[0].State != retention.StateRecoverable {
+	if len(list.Trash) != 1 || list.Trash[0].State != retention.StateRecoverable {
 		t.Fatalf("trash %+v", list)
 	}
 }

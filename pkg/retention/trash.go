@@ -372,15 +372,23 @@ type TrashSummary struct {
 	TotalBytes int64     `json:"total_bytes"`
 }
 
+// TrashList is what gc list returns.
+type TrashList struct {
+	SchemaVersion int            `json:"schema_version"`
+	Trash         []TrashSummary `json:"trash"`
+	TotalBytes    int64          `json:"total_bytes"`
+}
+
 // List summarises every trash entry, oldest first.
-func List(ws *workspace.Workspace) ([]TrashSummary, error) {
-	out := []TrashSummary{}
+func List(ws *workspace.Workspace) (*TrashList, error) {
+	out := &TrashList{SchemaVersion: SchemaVersion, Trash: []TrashSummary{}}
 	for _, id := range trashIDs(ws.Root) {
 		m, err := readManifest(ws.Root, id)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, TrashSummary{TrashID: id, State: m.State, CreatedAt: m.CreatedAt, Items: len(m.Entries), TotalBytes: m.TotalBytes})
+		out.Trash = append(out.Trash, TrashSummary{TrashID: id, State: m.State, CreatedAt: m.CreatedAt, Items: len(m.Entries), TotalBytes: m.TotalBytes})
+		out.TotalBytes += m.TotalBytes
 	}
 	return out, nil
 }
