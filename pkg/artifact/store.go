@@ -102,7 +102,7 @@ func (s *Store) Place(st *Staged, ext string) (Content, bool, error) {
 				With("limit_key", "storage.max_workspace_bytes").With("limit", strconv.FormatInt(s.MaxWorkspaceBytes, 10)).
 				With("used", strconv.FormatInt(used, 10)).With("needed", strconv.FormatInt(st.Size, 10)).
 				Fix("Run `flameox gc` to see what retention can free, then `flameox gc --apply` and `flameox gc purge`.",
-					"Or raise storage.max_workspace_bytes in .diagnostics/config.toml.")
+					"Or raise storage.max_workspace_bytes in .diagnostics/config.toml.").Retry()
 		}
 	}
 	if !extPattern().MatchString(ext) && !(strings.Count(ext, ".") == 2 && payloadName().MatchString("payload"+ext)) {

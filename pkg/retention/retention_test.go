@@ -11,7 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"crypto/sha256"
+	"fmt"
+
 	"github.com/flameox/flameox/pkg/artifact"
+	"github.com/flameox/flameox/pkg/broker"
+	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/capture/capturetest"
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/fault"
@@ -400,6 +405,36 @@ func TestRestoreRefusesOverwrite(t *testing.T) {
 	list, _ := retention.List(w.ws)
 	if len(list.Trash) != 1 || list.Trash[0].State != retention.StateRecoverable {
 		t.Fatalf("trash %+v", list)
+	}
+}
+
+// TestStorageLimitAtImport: an import beyond storage.max_workspace_bytes
+// fails with STORAGE_FULL naming the key, stores no object and publishes
+// nothing; an identical payload (deduplicated) adds nothing and passes.
+func TestStorageLimitAtImport(t *testing.T) {
+	ws, _ := capturetest.Published(t, "collector_metadata", files(t, "first", 1)...)
+	headBefore, _ := corpus.HeadID(ws.Root)
+	ws.Config.Storage.MaxWorkspaceBytes = artifact.StoredBytes(ws.Root) + 10
+	svc := capture.New(ws, capture.Options{Identity: &capture.IdentityCollector{Runner: broker.Default}})
+	big := filepath.Join(t.TempDir(), "big.txt")
+	os.WriteFile(big, bytes.Repeat([]byte("y"), 100), 0o644)
+	_, err := svc.Import(context.Background(), capture.ImportRequest{Path: big, Kind: "collector_metadata"})
+	if fe := fault.As(err); fe.Code != fault.StorageFull || fe.Details["limit_key"] != "storage.max_workspace_bytes" || len(fe.Remediation) == 0 {
+		t.Fatalf("import over the limit: %v", err)
+	}
+	if _, _, err := (&artifact.Store{Root: ws.Root}).Stat("sha256:" + fmt.Sprintf("%x", sha256.Sum256(bytes.Repeat([]byte("y"), 100)))); fault.As(err).Code != fault.NotFound {
+		t.Fatalf("the object was stored: %v", err)
+	}
+	if h, _ := corpus.HeadID(ws.Root); h != headBefore {
+		t.Fatal("HEAD moved")
+	}
+	// Runs take space too (the failed run's revisions, the next run's
+	// first one); under a bound with room for them a small import passes.
+	ws.Config.Storage.MaxWorkspaceBytes = artifact.StoredBytes(ws.Root) + 64<<10
+	small := filepath.Join(t.TempDir(), "small.txt")
+	os.WriteFile(small, []byte("ok"), 0o644)
+	if _, err := svc.Import(context.Background(), capture.ImportRequest{Path: small, Kind: "collector_metadata"}); err != nil {
+		t.Fatalf("an import under the limit: %v", err)
 	}
 }
 
