@@ -167,6 +167,8 @@ func placeUnregistered(t *testing.T, ws *workspace.Workspace, content string) st
 	return c.ArtifactID
 }
 
+func sum(b []byte) string { return fmt.Sprintf("sha256:%x", sha256.Sum256(b)) }
+
 func ids(p *retention.Plan, kind string) []string {
 	var out []string
 	for _, it := range p.Items {
