@@ -3,11 +3,13 @@ package catalog
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -133,10 +135,12 @@ func Open(ctx context.Context, snap *corpus.Snapshot, opts Options) (*Reader, er
 	}
 	if !opts.NoSpill {
 		parent := filepath.Join(snap.Root, "staging", "duckdb-temp")
-		if err := os.MkdirAll(parent, 0o700); err != nil {
+		if err := os.MkdirAll(parent, 0o700); errors.Is(err, syscall.EROFS) {
+			// A workspace on a read-only mount (an archive) stays
+			// readable: its queries run without spilling, as NoSpill.
+		} else if err != nil {
 			return nil, fault.Wrap(fault.WorkspaceInvalid, err, "create %s", parent)
-		}
-		if r.tempDir, err = filepath.Abs(filepath.Join(parent, "r-"+durable.RandomHex(8))); err != nil {
+		} else if r.tempDir, err = filepath.Abs(filepath.Join(parent, "r-"+durable.RandomHex(8))); err != nil {
 			return nil, fault.Wrap(fault.WorkspaceInvalid, err, "resolve temp directory")
 		}
 	}

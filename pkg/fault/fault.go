@@ -186,6 +186,9 @@ func As(err error) *Error {
 	if sf := storageFull(err, fe); sf != nil {
 		return sf
 	}
+	if ro := readOnly(err, fe); ro != nil {
+		return ro
+	}
 	if fe != nil {
 		return fe
 	}

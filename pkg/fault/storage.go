@@ -113,3 +113,58 @@ func walkLeaves(err error, fn func(error)) {
 		fn(err)
 	}
 }
+
+// readOnly returns err as CAPABILITY_UNAVAILABLE when a write met a
+// read-only file system (EROFS, or a library's text for it, as DuckDB
+// reports it): like a full disk it is the environment's, not a bug nor
+// damage, and the same command works once the directory is writable. The
+// call site's code is kept in details.reported_as. Otherwise nil.
+func readOnly(err error, fe *Error) *Error {
+	if fe != nil && fe.Code == CapabilityUnavailable {
+		return nil // already said (As is idempotent)
+	}
+	dir, hit := "", errors.Is(err, syscall.EROFS)
+	if hit {
+		var pe *os.PathError
+		var le *os.LinkError
+		switch {
+		case errors.As(err, &pe):
+			dir = filepath.Dir(pe.Path)
+		case errors.As(err, &le):
+			dir = filepath.Dir(le.New)
+		}
+	} else if fe == nil || !quotesArtifact[fe.Code] {
+		walkLeaves(err, func(leaf error) {
+			if !hit && strings.Contains(strings.ToLower(leaf.Error()), strings.ToLower(syscall.EROFS.Error())) {
+				hit = true
+				if m := quotedPath.FindStringSubmatch(leaf.Error()); m != nil {
+					dir = filepath.Dir(m[1])
+				}
+			}
+		})
+	}
+	if !hit {
+		return nil
+	}
+	what := err.Error()
+	if fe != nil {
+		what = fe.Message
+	}
+	ro := Wrap(CapabilityUnavailable, nil, "read-only file system: %s", what)
+	ro.cause = err
+	if fe != nil {
+		for k, v := range fe.Details {
+			ro.Details[k] = v
+		}
+		if fe.Code != InternalError {
+			ro.Details["reported_as"] = string(fe.Code)
+		}
+		ro.RunID = fe.RunID
+	}
+	where := "the file system that holds the workspace"
+	if dir != "" {
+		ro.Details["directory"] = dir
+		where = dir
+	}
+	return ro.Fix("Make " + where + " writable (remount it read-write, or copy the workspace to a writable place), then run the command again; commands that only read work on a read-only workspace.")
+}

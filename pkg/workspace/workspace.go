@@ -107,6 +107,9 @@ func Open(root string) (*Workspace, error) {
 	if err != nil {
 		return nil, fault.Wrap(fault.InvalidArguments, err, "resolve workspace path")
 	}
+	if err := refuseLinks(root); err != nil {
+		return nil, err
+	}
 	meta, err := readMeta(root)
 	if err != nil {
 		return nil, err
@@ -117,6 +120,35 @@ func Open(root string) (*Workspace, error) {
 	}
 	project := filepath.Clean(filepath.Join(root, meta.ProjectRoot))
 	return &Workspace{Root: root, ProjectRoot: project, Meta: meta, Config: cfg}, nil
+}
+
+// linkFree are the workspace directories whose entries must not be
+// symbolic links: the workspace root (every top-level directory and file)
+// and the levels above the stored files. A link there would make flameox
+// read or write outside the workspace, in a directory that a hostile
+// checkout (a committed .diagnostics) can choose. The root itself may be
+// a link: where the workspace lives is the user's choice.
+var linkFree = []string{".", "artifacts", "artifacts/sha256", "corpus", "evidence"}
+
+// refuseLinks reports the first symbolic link among the entries of the
+// linkFree directories: one directory read each, no stat per entry.
+func refuseLinks(root string) error {
+	for _, rel := range linkFree {
+		entries, err := os.ReadDir(filepath.Join(root, rel))
+		if err != nil {
+			continue // missing or unreadable: what needs it says so
+		}
+		for _, e := range entries {
+			if e.Type()&fs.ModeSymlink == 0 {
+				continue
+			}
+			name := filepath.ToSlash(filepath.Join(rel, e.Name()))
+			return fault.New(fault.WorkspaceInvalid, "%s in the workspace is a symbolic link; flameox follows none inside .diagnostics", name).
+				With("file", name).
+				Fix("Replace the link with what it points to, or remove it, if you made it; a .diagnostics that came with a checkout is not to be trusted: delete it and run `flameox init`.")
+		}
+	}
+	return nil
 }
 
 func readMeta(root string) (Meta, error) {

@@ -2,6 +2,7 @@ package securitytest
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -130,4 +131,20 @@ func project(t *testing.T, toml string, approve ...string) string {
 func lookTool(t *testing.T, name string) string {
 	t.Helper()
 	return testenv.LookPath(t, name)
+}
+
+func lookPathQuiet(name string) (string, error) { return exec.LookPath(name) }
+
+// runIDOf reads run.run_id from an import or capture's --json result.
+func runIDOf(t *testing.T, stdout string) string {
+	t.Helper()
+	var res struct {
+		Run struct {
+			RunID string `json:"run_id"`
+		} `json:"run"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil || res.Run.RunID == "" {
+		t.Fatalf("no run id in %s", stdout)
+	}
+	return res.Run.RunID
 }

@@ -100,18 +100,7 @@ func TestGoldenWithoutNetwork(t *testing.T) {
 		t.Helper()
 		return run(strings.Join(args[:min(2, len(args))], " "), cmdline{args: args})
 	}
-	runID := func(stdout string) string {
-		t.Helper()
-		var res struct {
-			Run struct {
-				RunID string `json:"run_id"`
-			} `json:"run"`
-		}
-		if err := json.Unmarshal([]byte(stdout), &res); err != nil || res.Run.RunID == "" {
-			t.Fatalf("no run id in %s", stdout)
-		}
-		return res.Run.RunID
-	}
+	runID := func(stdout string) string { t.Helper(); return runIDOf(t, stdout) }
 	flx("init")
 	flx("workload", "approve", "hello")
 	prof := runID(flx("import", fixture(t, "google-pprof__sample.cpu.pb.gz"), "--json").stdout)
