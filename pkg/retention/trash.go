@@ -73,13 +73,27 @@ type Manifest struct {
 	SchemaVersion int          `json:"schema_version"`
 	TrashID       string       `json:"trash_id"`
 	Operation     string       `json:"operation"`
-	State         string       `json:"state"`
 	CreatedAt     time.Time    `json:"created_at"`
-	UpdatedAt     time.Time    `json:"updated_at"`
 	HeadCommitID  string       `json:"head_commit_id"`
 	PlanDigest    string       `json:"plan_digest"`
 	TotalBytes    int64        `json:"total_bytes"`
 	Entries       []TrashEntry `json:"entries"`
+
+	// State and UpdatedAt live in state.json, which is small and is all a
+	// state change rewrites (a manifest of a large collection is not).
+	State     string    `json:"-"`
+	UpdatedAt time.Time `json:"-"`
+}
+
+// trashState is trash/<id>/state.json.
+type trashState struct {
+	SchemaVersion int       `json:"schema_version"`
+	TrashID       string    `json:"trash_id"`
+	State         string    `json:"state"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
+	Items         int       `json:"items"`
+	TotalBytes    int64     `json:"total_bytes"`
 }
 
 // Applied is the result of gc --apply.
@@ -183,6 +197,9 @@ func Apply(ctx context.Context, ws *workspace.Workspace, opt Options, expect str
 	if err := writeManifest(ws.Root, m); err != nil {
 		return nil, err
 	}
+	if err := writeState(ws.Root, m); err != nil {
+		return nil, err
+	}
 	res.TrashID = id
 	faultpoint.Hit(StepManifestWritten)
 	for _, e := range m.Entries {
@@ -199,7 +216,7 @@ func Apply(ctx context.Context, ws *workspace.Workspace, opt Options, expect str
 		faultpoint.Hit(StepItemMoved)
 	}
 	m.State, m.UpdatedAt = StateRecoverable, time.Now().UTC()
-	if err := writeManifest(ws.Root, m); err != nil {
+	if err := writeState(ws.Root, m); err != nil {
 		return res, err
 	}
 	faultpoint.Hit(StepRecoverable)
@@ -277,7 +294,7 @@ func Restore(ctx context.Context, ws *workspace.Workspace, id string) (res *Rest
 // reverse order, recording state restoring first and final after.
 func putBack(root string, m *Manifest, final string) error {
 	m.State, m.UpdatedAt = StateRestoring, time.Now().UTC()
-	if err := writeManifest(root, m); err != nil {
+	if err := writeState(root, m); err != nil {
 		return err
 	}
 	faultpoint.Hit(StepRestoring)
@@ -301,7 +318,7 @@ func putBack(root string, m *Manifest, final string) error {
 		faultpoint.Hit(StepItemRestored)
 	}
 	m.State, m.UpdatedAt = final, time.Now().UTC()
-	if err := writeManifest(root, m); err != nil {
+	if err := writeState(root, m); err != nil {
 		return err
 	}
 	faultpoint.Hit(StepRestored)
@@ -344,7 +361,7 @@ func Resume(ctx context.Context, ws *workspace.Workspace) ([]string, error) {
 func interrupted(root string) []string {
 	out := []string{}
 	for _, id := range trashIDs(root) {
-		if m, err := readManifest(root, id); err == nil && (m.State == StateMoving || m.State == StateRestoring) {
+		if st, err := readState(root, id); err == nil && (st.State == StateMoving || st.State == StateRestoring) {
 			out = append(out, id)
 		}
 	}
@@ -383,12 +400,12 @@ type TrashList struct {
 func List(ws *workspace.Workspace) (*TrashList, error) {
 	out := &TrashList{SchemaVersion: SchemaVersion, Trash: []TrashSummary{}}
 	for _, id := range trashIDs(ws.Root) {
-		m, err := readManifest(ws.Root, id)
+		st, err := readState(ws.Root, id)
 		if err != nil {
 			return nil, err
 		}
-		out.Trash = append(out.Trash, TrashSummary{TrashID: id, State: m.State, CreatedAt: m.CreatedAt, Items: len(m.Entries), TotalBytes: m.TotalBytes})
-		out.TotalBytes += m.TotalBytes
+		out.Trash = append(out.Trash, TrashSummary{TrashID: id, State: st.State, CreatedAt: st.CreatedAt, Items: st.Items, TotalBytes: st.TotalBytes})
+		out.TotalBytes += st.TotalBytes
 	}
 	return out, nil
 }
@@ -430,11 +447,11 @@ func Purge(ctx context.Context, ws *workspace.Workspace, olderThan time.Duration
 		return nil, err
 	}
 	for _, id := range trashIDs(ws.Root) {
-		m, err := readManifest(ws.Root, id)
+		st, err := readState(ws.Root, id)
 		if err != nil {
 			return res, err
 		}
-		if !m.CreatedAt.Before(res.Before) {
+		if !st.CreatedAt.Before(res.Before) {
 			res.Kept = append(res.Kept, id)
 			continue
 		}
@@ -482,11 +499,44 @@ func readManifest(root, id string) (*Manifest, error) {
 			}
 		}
 	}
+	st, err := readState(root, id)
+	if err != nil {
+		return nil, err
+	}
+	m.State, m.UpdatedAt = st.State, st.UpdatedAt
 	return &m, nil
 }
 
+// readState reads trash/<id>/state.json. A trash whose manifest exists
+// but whose state does not yet (a crash between the two writes, before
+// anything moved) is moving.
+func readState(root, id string) (*trashState, error) {
+	b, err := os.ReadFile(filepath.Join(trashDir(root, id), "state.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, merr := os.Lstat(filepath.Join(trashDir(root, id), "manifest.json")); merr == nil {
+			return &trashState{SchemaVersion: SchemaVersion, TrashID: id, State: StateMoving}, nil
+		}
+		return nil, fault.New(fault.NotFound, "trash %s does not exist", id).With("missing_entity", "trash")
+	}
+	if err != nil {
+		return nil, fault.Wrap(fault.WorkspaceInvalid, err, "read trash/%s/state.json", id)
+	}
+	var st trashState
+	if err := json.Unmarshal(b, &st); err != nil || st.TrashID != id || st.SchemaVersion != SchemaVersion {
+		return nil, fault.New(fault.WorkspaceInvalid, "trash/%s/state.json is damaged", id).With("file", "trash/"+id+"/state.json")
+	}
+	return &st, nil
+}
+
+// writeManifest writes the manifest once, before anything moves.
 func writeManifest(root string, m *Manifest) error {
 	return durable.WriteJSON(filepath.Join(trashDir(root, m.TrashID), "manifest.json"), m, 0o600)
+}
+
+// writeState records a state change durably.
+func writeState(root string, m *Manifest) error {
+	return durable.WriteJSON(filepath.Join(trashDir(root, m.TrashID), "state.json"), trashState{SchemaVersion: SchemaVersion,
+		TrashID: m.TrashID, State: m.State, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Items: len(m.Entries), TotalBytes: m.TotalBytes}, 0o600)
 }
 
 // moveDurably renames src to dst (creating dst's parents) and syncs both
