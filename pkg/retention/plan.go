@@ -141,6 +141,14 @@ func (o Options) resolve(ws *workspace.Workspace) (now time.Time, minAge time.Du
 func MakePlan(ctx context.Context, ws *workspace.Workspace, opt Options) (*Plan, error) {
 	now, minAge, keep := opt.resolve(ws)
 	root := ws.Root
+	// Every directory gc reads or moves from must be the workspace's own:
+	// a symlinked one would lead outside it.
+	for _, top := range []string{"staging", "generations", "evidence", "artifacts", "corpus", "runs", "quarantine", "trash"} {
+		if fi, err := os.Lstat(filepath.Join(root, top)); err == nil && !fi.IsDir() {
+			return nil, fault.New(fault.WorkspaceInvalid, "%s is not a directory (a symlink?); gc reads nothing through it", top).With("file", top).
+				Fix("Replace " + top + " with the workspace's own directory; `flameox validate` checks the rest.")
+		}
+	}
 	cutoff := now.Add(-minAge)
 	p := &Plan{SchemaVersion: SchemaVersion, CreatedAt: now, Cutoff: cutoff, KeepCommits: keep,
 		Items: []Item{}, ByKind: map[string]KindTotal{}, Interrupted: []string{}}

@@ -223,7 +223,7 @@ func RestoreQuarantine(ctx context.Context, ws *workspace.Workspace, id string) 
 	if !safeRel(q.OriginalPath) {
 		return nil, fault.New(fault.ArtifactIntegrityFailed, "quarantine %s names an unsafe path %q", id, q.OriginalPath)
 	}
-	if err := moveDurably(filepath.Join(ws.Root, filepath.FromSlash(q.StoredPath)), dst); err != nil {
+	if err := moveDurably(ws.Root, filepath.Join(ws.Root, filepath.FromSlash(q.StoredPath)), dst); err != nil {
 		return nil, err
 	}
 	res = &QuarantineRestored{SchemaVersion: SchemaVersion, QuarantineID: id, RestoredTo: q.OriginalPath, Files: q.Files, Bytes: q.Bytes}

@@ -204,7 +204,7 @@ func Apply(ctx context.Context, ws *workspace.Workspace, opt Options, expect str
 	faultpoint.Hit(StepManifestWritten)
 	for _, e := range m.Entries {
 		for _, rel := range e.Paths {
-			if err := moveDurably(filepath.Join(ws.Root, filepath.FromSlash(rel)), objectPath(ws.Root, id, rel)); err != nil {
+			if err := moveDurably(ws.Root, filepath.Join(ws.Root, filepath.FromSlash(rel)), objectPath(ws.Root, id, rel)); err != nil {
 				return res, err
 			}
 		}
@@ -311,7 +311,7 @@ func putBack(root string, m *Manifest, final string) error {
 				return fault.New(fault.ArtifactIntegrityFailed, "%s is both in trash %s and in the workspace", rel, m.TrashID).With("file", rel).
 					Fix("Compare the two copies; remove the one that is not wanted and run the command again.")
 			}
-			if err := moveDurably(src, dst); err != nil {
+			if err := moveDurably(root, src, dst); err != nil {
 				return err
 			}
 		}
@@ -542,17 +542,58 @@ func writeState(root string, m *Manifest) error {
 // moveDurably renames src to dst (creating dst's parents) and syncs both
 // directories, so that after a crash the path is in exactly one place.
 // Trash and its workspace are one file system, so the rename is atomic.
-func moveDurably(src, dst string) error {
+func moveDurably(root, src, dst string) error {
 	if err := refuseSymlinks(src); err != nil {
+		return err
+	}
+	// No component between the workspace and either path may be a
+	// symlink swapped in: a rename (or a mkdir) through one would write
+	// outside. Checked before the destination's parents are made, and
+	// again after.
+	if err := noLinkedComponents(root, filepath.Dir(src), false); err != nil {
+		return err
+	}
+	if err := noLinkedComponents(root, filepath.Dir(dst), true); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return fault.Wrap(fault.WorkspaceInvalid, err, "create %s", filepath.Dir(dst))
 	}
+	if err := noLinkedComponents(root, filepath.Dir(dst), false); err != nil {
+		return err
+	}
 	if err := os.Rename(src, dst); err != nil {
 		return fault.Wrap(fault.WorkspaceInvalid, err, "move %s", src)
 	}
 	return durable.SyncDirs(filepath.Dir(src), filepath.Dir(dst))
+}
+
+// noLinkedComponents checks that every directory from root down to dir
+// (root excluded) is a real directory, not a symlink; with missingOK the
+// check ends at the first component that does not exist yet.
+func noLinkedComponents(root, dir string, missingOK bool) error {
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fault.New(fault.ArtifactIntegrityFailed, "%s is outside the workspace", dir)
+	}
+	p := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if part == "." || part == "" {
+			continue
+		}
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if missingOK && errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fault.Wrap(fault.WorkspaceInvalid, err, "stat %s", p)
+		}
+		if !fi.IsDir() {
+			return fault.New(fault.ArtifactIntegrityFailed, "%s is not a directory (a symlink?); gc moves nothing through it", p).With("file", rel)
+		}
+	}
+	return nil
 }
 
 // refuseSymlinks refuses to move a path that is a symlink: gc moves only
