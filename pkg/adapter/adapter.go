@@ -228,6 +228,13 @@ type Kinded interface {
 	ArtifactKind() string
 }
 
+// Unread is implemented by extractors that recognise a format they do not
+// read (Perfetto protobuf): an import stores the file, says why with
+// UnreadReason, and analyses will not see it.
+type Unread interface {
+	UnreadReason() string
+}
+
 // IsStrict reports whether e is a Strict extractor that says so.
 func IsStrict(e Extractor) bool {
 	s, ok := e.(Strict)

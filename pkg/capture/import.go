@@ -182,7 +182,7 @@ func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest
 		}
 	}
 	producer := orDefault(req.Producer, "flameox.import")
-	analysed := s.analysable(kind, producer, staged)
+	analysed, unread := s.analysable(kind, producer, staged)
 	finalSens, err := artifact.CheckFloor(kind, staged.Head, sens, req.Sensitivity != "")
 	if err != nil {
 		return nil, s.fail(ctx, runs, &m, err)
@@ -217,7 +217,7 @@ func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest
 		next.Lease = nil
 		next.Artifacts = append(next.Artifacts, reg)
 		if !analysed {
-			next.Limitations = append(next.Limitations, "Stored, not analysed: "+reg.DisplayName+" is "+NotAnalysedReason+".")
+			next.Limitations = append(next.Limitations, "Stored, not analysed: "+reg.DisplayName+" is "+unread+".")
 		}
 		next.Reason = "registered"
 		if err := runs.Append(&m, next); err != nil {
@@ -226,7 +226,7 @@ func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest
 		m = next
 		res = &ImportResult{Run: &m, ArtifactID: content.ArtifactID, Registration: &reg, Deduplicated: existed, Analysed: analysed}
 		if !analysed {
-			res.NotAnalysed = NotAnalysedReason
+			res.NotAnalysed = unread
 		}
 		return nil
 	})
@@ -241,18 +241,21 @@ func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest
 // publication makes. Without a registry it asks the profile detector
 // alone. A file registered as a profile kind that no extractor accepts
 // is not stored quietly: publication refuses it (ARTIFACT_PARSE_FAILED).
-func (s *Service) analysable(kind artifact.Kind, producer string, st *artifact.Staged) bool {
+func (s *Service) analysable(kind artifact.Kind, producer string, st *artifact.Staged) (bool, string) {
 	if s.Adapters == nil {
-		return profile.Detect(st.Head) != profile.FormatUnknown
+		return profile.Detect(st.Head) != profile.FormatUnknown, NotAnalysedReason
 	}
 	in := adapter.ExtractInput{Kind: string(kind), Producer: producer, Path: st.Path, Head: st.Head,
 		Limits: s.WS.Config.Limits}
 	for _, e := range s.Adapters.Extractors() {
 		if e.Accepts(in) {
-			return true
+			if u, ok := e.(adapter.Unread); ok {
+				return false, u.UnreadReason()
+			}
+			return true, ""
 		}
 	}
-	return false
+	return false, NotAnalysedReason
 }
 
 // extractedKind is the kind of the first kinded extractor (a benchmark

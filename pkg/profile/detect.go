@@ -39,7 +39,7 @@ func detect(head []byte, lookInsideGzip bool) Format {
 		return detect(inner, false)
 	}
 	text := isText(head)
-	if !text && looksProtobuf(head) {
+	if !text && looksProtobuf(head) && !LooksPerfetto(head) {
 		return FormatPprof
 	}
 	if legacyVariant(head) != "" {
@@ -199,4 +199,76 @@ func splitLines(b []byte) []string {
 		s = s[i+1:]
 	}
 	return out
+}
+
+// LooksPerfetto reports whether head (a prefix of the file, not gzipped)
+// is a Perfetto protobuf trace: a Trace message, whose only field is
+// `repeated TracePacket packet = 1`, so every top-level field is field 1,
+// length-delimited, and the first packet holds a TracePacket field above 2
+// (timestamp = 8, trusted_packet_sequence_id = 10, ...), which a pprof
+// Profile's first field, a ValueType {type = 1, unit = 2}, never does.
+func LooksPerfetto(head []byte) bool {
+	first := true
+	for i := 0; i < len(head); {
+		key, n := uvarint(head[i:])
+		if n == 0 {
+			return !first
+		}
+		if n < 0 || key != 1<<3|2 {
+			return false
+		}
+		i += n
+		l, m := uvarint(head[i:])
+		if m <= 0 {
+			return m == 0 && !first
+		}
+		i += m
+		if first {
+			end := min(len(head), i+int(min(l, 1<<20)))
+			if !packetFields(head[i:end]) {
+				return false
+			}
+			first = false
+		}
+		if l > 1<<40 {
+			return false
+		}
+		i += int(l)
+	}
+	return !first
+}
+
+// packetFields reports whether b (a packet, or its prefix) is well-formed
+// protobuf with a field number above 2.
+func packetFields(b []byte) bool {
+	above := false
+	for i := 0; i < len(b); {
+		key, n := uvarint(b[i:])
+		if n <= 0 || key>>3 == 0 {
+			return above && n == 0
+		}
+		above = above || key>>3 > 2
+		i += n
+		switch key & 7 {
+		case 0:
+			_, m := uvarint(b[i:])
+			if m <= 0 {
+				return above && m == 0
+			}
+			i += m
+		case 1:
+			i += 8
+		case 2:
+			l, m := uvarint(b[i:])
+			if m <= 0 || l > 1<<40 {
+				return above && m == 0
+			}
+			i += m + int(l)
+		case 5:
+			i += 4
+		default:
+			return false
+		}
+	}
+	return above
 }

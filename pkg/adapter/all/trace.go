@@ -8,5 +8,5 @@ import (
 // traceParts are the Chrome/Kineto trace extractors the registry holds
 // (pkg/adapter/trace).
 func traceParts() ([]adapter.Adapter, []adapter.Extractor) {
-	return nil, []adapter.Extractor{trace.NewExtractor()}
+	return nil, []adapter.Extractor{trace.NewExtractor(), trace.NewPerfettoExtractor()}
 }
