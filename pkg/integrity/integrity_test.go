@@ -327,9 +327,10 @@ func TestRepair(t *testing.T) {
 	if m, err := (&run.Store{Root: ws.Root}).Get(a); err != nil || len(m.Artifacts) != 1 || m.Artifacts[0].ArtifactID != idA {
 		t.Errorf("run A lost its registration: %v %v", m, err)
 	}
-	// The quarantined object sits under quarantine/ with its manifest.
+	// The quarantined object sits under quarantine/<id>/object/<its path>,
+	// beside its manifest (the layout `flameox quarantine` reads).
 	qdir := filepath.Join(ws.Root, filepath.FromSlash(res.Applied[0].Quarantine))
-	if _, err := os.Stat(filepath.Join(qdir, "object", "artifact.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(qdir, "object", filepath.FromSlash(artifact.ObjectRel(idA)), "artifact.json")); err != nil {
 		t.Errorf("quarantine entry: %v", err)
 	}
 	// Nothing is left to repair but the warning.

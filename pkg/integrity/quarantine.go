@@ -2,9 +2,9 @@ package integrity
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,95 +16,118 @@ import (
 )
 
 // A corrupt artifact is set aside, not deleted: its object directory moves
-// to quarantine/<id>/object and quarantine/<id>/manifest.json says what it
-// was, why it moved and from where. Its registrations stay on their runs,
-// so nothing that names it is left without an explanation (validation
-// reports ARTIFACT_QUARANTINED, a warning). The move is journaled: the
-// manifest is written in state "moving" before the rename and rewritten
-// "quarantined" after it.
+// to quarantine/<id>/object/<original path> and quarantine/<id>/manifest.json
+// says what it was, why it moved and every file's digest, in the layout
+// `flameox quarantine list|show|restore` reads (docs/storage.md). Its
+// registrations stay on their runs, so nothing that names it is left
+// without an explanation: validation reports ARTIFACT_QUARANTINED, a
+// warning. The manifest is written before the move, so a crash leaves the
+// object in one place and the manifest saying where it belongs.
 
-const (
-	stateMoving      = "moving"
-	stateQuarantined = "quarantined"
-	quarantineFormat = 1
-)
+const stateQuarantined = "quarantined"
 
-// QuarantineEntry is quarantine/<id>/manifest.json.
-type QuarantineEntry struct {
-	SchemaVersion int       `json:"schema_version"`
-	QuarantineID  string    `json:"quarantine_id"`
-	Operation     string    `json:"operation"` // "repair:<plan digest>"
-	State         string    `json:"state"`
-	DetectedAt    time.Time `json:"detected_at"`
-	OriginalPath  string    `json:"original_path"` // workspace-relative
-	StoredPath    string    `json:"stored_path"`   // relative to the entry: "object"
-	Reason        string    `json:"reason"`        // the problem code
-	ArtifactID    string    `json:"artifact_id"`
-	ExpectedSHA   string    `json:"expected_sha256"`
-	FoundSHA      string    `json:"found_sha256,omitempty"`
-	// RegisteredBy are the runs whose registrations were kept.
-	RegisteredBy    []string `json:"registered_by"`
-	RecoveryOptions []string `json:"recovery_options"`
+// quarantineManifest is quarantine/<id>/manifest.json.
+type quarantineManifest struct {
+	SchemaVersion int              `json:"schema_version"`
+	QuarantineID  string           `json:"quarantine_id"`
+	Operation     string           `json:"operation"` // "repair:<plan digest>"
+	State         string           `json:"state"`
+	DetectedAt    time.Time        `json:"detected_at"`
+	OriginalPath  string           `json:"original_path"` // workspace-relative
+	StoredPath    string           `json:"stored_path"`   // "object/" + original_path
+	Reason        string           `json:"reason"`
+	Contents      []quarantineFile `json:"contents"`
 }
 
-func readQuarantineManifest(root, id string) (*QuarantineEntry, error) {
+type quarantineFile struct {
+	Path   string `json:"path"` // the original workspace-relative path
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+func readQuarantineManifest(root, id string) (*quarantineManifest, error) {
 	b, err := os.ReadFile(filepath.Join(root, "quarantine", id, "manifest.json"))
 	if err != nil {
 		return nil, err
 	}
-	var q QuarantineEntry
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&q); err != nil {
+	var q quarantineManifest
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&q); err != nil {
 		return nil, err
 	}
 	return &q, nil
 }
 
-// quarantineObject moves the object directory of q.ArtifactID into
-// quarantine. The caller holds the write and retention locks.
-func quarantineObject(root string, q QuarantineEntry) error {
-	if strings.ContainsAny(q.QuarantineID, "/\\") || q.QuarantineID == "" || q.QuarantineID[0] == '.' {
-		return fault.New(fault.InternalError, "bad quarantine id %q", q.QuarantineID)
+// quarantinedArtifact returns the artifact id a quarantine entry holds, or
+// "".
+func (q *quarantineManifest) artifactID() string {
+	rest, ok := strings.CutPrefix(q.OriginalPath, "artifacts/sha256/")
+	if !ok || len(rest) < 3 || rest[2] != '/' {
+		return ""
 	}
-	src := filepath.Join(root, filepath.FromSlash(q.OriginalPath))
+	return "sha256:" + rest[3:]
+}
+
+// quarantineObject moves the object directory rel into a new quarantine
+// entry. The caller holds the write and retention locks.
+func quarantineObject(ctx context.Context, root, rel, operation, reason string, now time.Time) (string, error) {
+	src := filepath.Join(root, filepath.FromSlash(rel))
 	fi, err := os.Lstat(src)
 	if err != nil {
-		return fault.Wrap(fault.ArtifactIntegrityFailed, err, "quarantine %s", q.OriginalPath).With("file", q.OriginalPath)
+		return "", fault.Wrap(fault.ArtifactIntegrityFailed, err, "quarantine %s", rel).With("file", rel)
 	}
 	if !fi.IsDir() {
-		return fault.New(fault.ArtifactIntegrityFailed, "%s is not an object directory (%s); refusing to move it", q.OriginalPath, fi.Mode().Type()).With("file", q.OriginalPath)
+		return "", fault.New(fault.ArtifactIntegrityFailed, "%s is not an object directory (%s); refusing to move it", rel, fi.Mode().Type()).With("file", rel)
 	}
-	dir := filepath.Join(root, "quarantine", q.QuarantineID)
-	if err := os.MkdirAll(filepath.Join(root, "quarantine"), 0o700); err != nil {
-		return err
+	var files []quarantineFile
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir():
+			return nil
+		case !d.Type().IsRegular():
+			return fault.New(fault.ArtifactIntegrityFailed, "%s is not a regular file; repair moves only what the workspace wrote", p)
+		}
+		sum, n, err := hashFile(ctx, p, make([]byte, 1<<16))
+		if err != nil {
+			return err
+		}
+		r, _ := filepath.Rel(root, p)
+		files = append(files, quarantineFile{Path: filepath.ToSlash(r), Bytes: n, SHA256: sum})
+		return nil
+	})
+	if err != nil {
+		return "", fault.Wrap(fault.ArtifactIntegrityFailed, err, "hash %s before quarantining it", rel)
+	}
+	if files == nil {
+		files = []quarantineFile{}
+	}
+	id := now.UTC().Format("20060102T150405Z") + "-" + durable.RandomHex(4)
+	q := quarantineManifest{SchemaVersion: SchemaVersion, QuarantineID: id, Operation: operation, State: stateQuarantined,
+		DetectedAt: now.UTC(), OriginalPath: rel, StoredPath: "object/" + rel, Reason: reason, Contents: files}
+	base := filepath.Join(root, "quarantine")
+	dir := filepath.Join(base, id)
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return "", fault.Wrap(fault.WorkspaceInvalid, err, "create quarantine/")
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return fault.New(fault.InternalError, "quarantine entry %s exists already", q.QuarantineID)
+			return "", fault.New(fault.InternalError, "quarantine entry %s exists already", id).Retry()
 		}
-		return err
+		return "", fault.Wrap(fault.WorkspaceInvalid, err, "create quarantine/%s", id)
 	}
-	q.SchemaVersion, q.State, q.StoredPath = quarantineFormat, stateMoving, "object"
-	if q.RegisteredBy == nil {
-		q.RegisteredBy = []string{}
+	if err := durable.WriteJSON(filepath.Join(dir, "manifest.json"), q, 0o600); err != nil {
+		return "", err
 	}
-	q.RecoveryOptions = []string{"re-import the original file (the same bytes place the object again)", "restore the object directory from a backup"}
-	manifest := filepath.Join(dir, "manifest.json")
-	if err := durable.WriteJSON(manifest, q, 0o600); err != nil {
-		return err
+	dst := filepath.Join(dir, filepath.FromSlash(q.StoredPath))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return "", fault.Wrap(fault.WorkspaceInvalid, err, "create quarantine/%s", id)
 	}
-	if err := durable.SyncDir(filepath.Join(root, "quarantine")); err != nil {
-		return err
+	if err := os.Rename(src, dst); err != nil {
+		return "", fault.Wrap(fault.WorkspaceInvalid, err, "move %s into quarantine", rel)
 	}
-	if err := os.Rename(src, filepath.Join(dir, "object")); err != nil {
-		return fault.Wrap(fault.InternalError, err, "move %s into quarantine", q.OriginalPath)
+	if err := durable.SyncDirs(filepath.Dir(src), filepath.Dir(dst), base); err != nil {
+		return "", err
 	}
-	if err := durable.SyncDirs(filepath.Dir(src), dir); err != nil {
-		return err
-	}
-	q.State = stateQuarantined
-	if err := durable.WriteJSON(manifest, q, 0o600); err != nil {
-		return fmt.Errorf("quarantine %s: %w", q.OriginalPath, err)
-	}
-	return nil
+	return "quarantine/" + id, nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/corpus"
@@ -204,7 +205,7 @@ func (s *state) warnQuarantined(id string) {
 	}
 	s.col.add(Problem{Severity: SeverityWarning, Code: CodeArtifactQuarantined, File: s.quarantined[id], Subject: &Ref{Type: "artifact", ID: id},
 		Message:     fmt.Sprintf("%s was quarantined by repair; its registrations are kept, its bytes are set aside in %s", id, s.quarantined[id]),
-		Remediation: Remediation{Command: "flameox quarantine show", Note: "re-import the original file to restore the object"}})
+		Remediation: Remediation{Command: "flameox quarantine show " + strings.TrimPrefix(s.quarantined[id], "quarantine/"), Note: "re-import the original file to place the object again"}})
 }
 
 func (r *refChecker) run(ctx context.Context) error {

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/flameox/flameox/pkg/artifact"
 	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/corpus"
@@ -344,19 +342,18 @@ func Apply(ctx context.Context, ws *workspace.Workspace, planDigest string, pub 
 		if a.Kind != ActionQuarantineArtifact {
 			continue
 		}
-		hex := strings.TrimPrefix(a.Target.ID, "sha256:")
-		q := QuarantineEntry{QuarantineID: "artifact-" + hex[:16] + "-" + uuid.NewString()[:8], Operation: "repair:" + planDigest,
-			DetectedAt: now, OriginalPath: artifact.ObjectRel(a.Target.ID), Reason: strings.Join(a.Because, ","),
-			ArtifactID: a.Target.ID, ExpectedSHA: a.Target.ID, RegisteredBy: a.Runs}
+		reason := strings.Join(a.Because, ", ") + ": the payload no longer matches " + a.Target.ID
 		for _, pr := range st.col.problems {
 			if pr.Code == CodeArtifactDigest && pr.Subject != nil && pr.Subject.ID == a.Target.ID {
-				q.FoundSHA = pr.Found
+				reason += " (it hashes to " + pr.Found + ")"
 			}
 		}
-		if err := quarantineObject(ws.Root, q); err != nil {
+		reason += fmt.Sprintf("; the registrations of %d run(s) are kept", len(a.Runs))
+		qid, err := quarantineObject(ctx, ws.Root, artifact.ObjectRel(a.Target.ID), "repair:"+planDigest, reason, now)
+		if err != nil {
 			return out, err
 		}
-		out.Applied = append(out.Applied, AppliedAction{Kind: a.Kind, Target: a.Target, Quarantine: "quarantine/" + q.QuarantineID})
+		out.Applied = append(out.Applied, AppliedAction{Kind: a.Kind, Target: a.Target, Quarantine: qid})
 	}
 	unlock()
 	expect := plan.CommitID
@@ -380,7 +377,10 @@ func Apply(ctx context.Context, ws *workspace.Workspace, planDigest string, pub 
 			return out, err
 		}
 		expect = res.CommitID
-		out.CommitID = res.CommitID
+		if res.Compaction != nil && res.Compaction.Compacted {
+			expect = res.Compaction.CommitID // the publisher compacted right after
+		}
+		out.CommitID = expect
 		out.Applied = append(out.Applied, AppliedAction{Kind: a.Kind, Target: a.Target, GenerationID: res.GenerationID, CommitID: res.CommitID})
 	}
 	for _, a := range plan.Actions {

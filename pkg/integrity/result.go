@@ -3,6 +3,7 @@ package integrity
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // SchemaVersion of IntegrityResult and RepairPlan.
@@ -156,24 +157,26 @@ type IntegrityResult struct {
 
 // Summary is one line for a terminal or an MCP text.
 func (r *IntegrityResult) Summary() string {
-	if r.Valid && r.Warnings == 0 {
-		return fmt.Sprintf("%s validation at %s: intact (%d commit(s), %d generation(s), %d Parquet file(s), %d artifact(s), %d run(s))",
-			r.Level, short(r.CommitID), r.Checked.Commits, r.Checked.Generations, r.Checked.ParquetFiles, r.Checked.Artifacts, r.Checked.Runs)
+	at := "at commit " + short(r.CommitID)
+	switch {
+	case r.Valid && r.Warnings == 0:
+		return fmt.Sprintf("%s validation %s: intact", r.Level, at)
+	case r.Valid:
+		return fmt.Sprintf("%s validation %s: intact, %d warning(s)", r.Level, at, r.Warnings)
 	}
-	if r.Valid {
-		return fmt.Sprintf("%s validation at %s: intact, %d warning(s)", r.Level, short(r.CommitID), r.Warnings)
-	}
-	return fmt.Sprintf("%s validation at %s: %d error(s), %d warning(s)", r.Level, short(r.CommitID), r.Errors, r.Warnings)
+	return fmt.Sprintf("%s validation %s: %d error(s), %d warning(s)", r.Level, at, r.Errors, r.Warnings)
 }
 
+// short is the first 12 hex digits of a commit id.
 func short(id string) string {
-	if len(id) > 19 {
-		return id[:19]
-	}
 	if id == "" {
-		return "(no head)"
+		return "(none: HEAD is unreadable)"
 	}
-	return id
+	h := strings.TrimPrefix(id, "sha256:")
+	if len(h) > 12 {
+		h = h[:12]
+	}
+	return h
 }
 
 // collector gathers problems; it is not safe for concurrent use.

@@ -24,6 +24,9 @@ type Options struct {
 	// MaxProblems is how many problems the result lists (default 100);
 	// Total counts them all.
 	MaxProblems int
+	// MaxDependents is how many dependents each problem lists (default
+	// 20); DependentsTotal counts them all.
+	MaxDependents int
 	// Workers is how many files full validation hashes at once (default
 	// GOMAXPROCS).
 	Workers int
@@ -112,16 +115,14 @@ func (s *state) result(opts Options) *IntegrityResult {
 		if p.Subject == nil {
 			continue
 		}
-		deps := s.deps[key(p.Subject.Type, p.Subject.ID)]
-		sort.Slice(deps, func(a, b int) bool {
-			if deps[a].Type != deps[b].Type {
-				return deps[a].Type < deps[b].Type
-			}
-			return deps[a].ID < deps[b].ID
-		})
+		deps := mergeRefs(s.deps[key(p.Subject.Type, p.Subject.ID)])
 		p.DependentsTotal = len(deps)
-		if len(deps) > maxDependents {
-			deps = deps[:maxDependents]
+		maxDeps := opts.MaxDependents
+		if maxDeps <= 0 {
+			maxDeps = maxDependents
+		}
+		if len(deps) > maxDeps {
+			deps = deps[:maxDeps]
 		}
 		p.Dependents = append([]Ref{}, deps...)
 	}
@@ -133,6 +134,34 @@ func (s *state) result(opts Options) *IntegrityResult {
 	c := collector{problems: append([]Problem(nil), s.col.problems...)}
 	c.finish(&out, max)
 	return &out
+}
+
+// mergeRefs sorts refs and merges those naming the same record, joining
+// their relations.
+func mergeRefs(refs []Ref) []Ref {
+	out := []Ref{}
+	at := map[string]int{}
+	for _, r := range refs {
+		k := key(r.Type, r.ID)
+		if i, ok := at[k]; ok {
+			if r.Relation != "" && !strings.Contains(out[i].Relation, r.Relation) {
+				if out[i].Relation != "" {
+					out[i].Relation += ", "
+				}
+				out[i].Relation += r.Relation
+			}
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, r)
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if out[a].Type != out[b].Type {
+			return out[a].Type < out[b].Type
+		}
+		return out[a].ID < out[b].ID
+	})
+	return out
 }
 
 // scan runs the checks of level. held says the caller already holds the
@@ -295,11 +324,14 @@ func (s *state) readQuarantine() {
 		return
 	}
 	for _, e := range ents {
-		m, err := readQuarantineManifest(s.root, e.Name())
-		if err != nil || m.ArtifactID == "" || m.State != stateQuarantined {
+		if !e.IsDir() || e.Name() == "runs" {
 			continue
 		}
-		s.quarantined[m.ArtifactID] = "quarantine/" + e.Name()
+		m, err := readQuarantineManifest(s.root, e.Name())
+		if err != nil || m.artifactID() == "" || m.State != stateQuarantined {
+			continue
+		}
+		s.quarantined[m.artifactID()] = "quarantine/" + e.Name()
 	}
 }
 

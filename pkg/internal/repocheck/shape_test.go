@@ -20,9 +20,10 @@ const (
 )
 
 // writers are the binaries that may link pkg/publish, the only writer of
-// corpus/HEAD: fox-publish, fox-catalog (compact), and flameox and fox-mcp,
-// which publish in process. docs/architecture.md states the same rule.
-var writers = []string{"flameox", "fox-catalog", "fox-mcp", "fox-publish"}
+// corpus/HEAD: fox-publish, fox-catalog (compact), fox-gc (repair
+// republishes damaged generations), and flameox and fox-mcp, which publish
+// in process. docs/architecture.md states the same rule.
+var writers = []string{"flameox", "fox-catalog", "fox-gc", "fox-mcp", "fox-publish"}
 
 // linksWriterToday are binaries that are not writers but still link
 // pkg/publish, and why. The test fails once one stops, so the entry goes.
