@@ -1,13 +1,13 @@
 package retention
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -20,6 +20,7 @@ import (
 	"github.com/flameox/flameox/pkg/evidence/schema"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/lease"
+	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workspace"
 )
 
@@ -112,12 +113,6 @@ type lightGen struct {
 	Files            []corpus.GenerationFile `json:"files"`
 	Supersedes       []string                `json:"supersedes"`
 }
-
-var (
-	genIDPattern  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`) })
-	hexPattern    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
-	artifactInRun = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`sha256:[0-9a-f]{64}`) })
-)
 
 func (o Options) resolve(ws *workspace.Workspace) (now time.Time, minAge time.Duration, keep int) {
 	now = o.Now
@@ -308,7 +303,7 @@ func MakePlan(ctx context.Context, ws *workspace.Workspace, opt Options) (*Plan,
 		return nil, fault.Wrap(fault.ProcessCancelled, err, "gc plan cancelled")
 	}
 	p.planGenerations(root, full, manifests, cutoff)
-	if err := p.planArtifacts(root, needArtifacts, cutoff); err != nil {
+	if err := p.planArtifacts(ctx, snap, needArtifacts, cutoff); err != nil {
 		return nil, err
 	}
 	p.Roots.Artifacts = len(needArtifacts)
@@ -329,10 +324,17 @@ func MakePlan(ctx context.Context, ws *workspace.Workspace, opt Options) (*Plan,
 		p.ByKind[it.Kind] = k
 		p.TotalBytes += it.Bytes
 	}
-	p.PlanDigest, err = digest.Of(map[string]any{"head": head.CommitID, "items": p.Items})
+	// The digest only has to tell two plans apart: JSON of structs in a
+	// sorted slice is deterministic, and canonicalising (RFC 8785) a plan
+	// of a hundred thousand items would cost more than making it.
+	b, err := json.Marshal(struct {
+		Head  string `json:"head"`
+		Items []Item `json:"items"`
+	}{head.CommitID, p.Items})
 	if err != nil {
 		return nil, err
 	}
+	p.PlanDigest = digest.Bytes(b)
 	return p, nil
 }
 
@@ -349,7 +351,7 @@ func readGens(root string, ids []string) map[string]*lightGen {
 			defer wg.Done()
 			for id := range work {
 				var g *lightGen
-				if genIDPattern().MatchString(id) {
+				if validGenID(id) {
 					if b, err := os.ReadFile(filepath.Join(root, "generations", id, "manifest.json")); err == nil {
 						var lg lightGen
 						if json.Unmarshal(b, &lg) == nil && lg.GenerationID == id {
@@ -380,7 +382,7 @@ func (p *Plan) planGenerations(root string, full, manifests map[string]*lightGen
 	ents, _ := os.ReadDir(filepath.Join(root, "generations"))
 	for _, e := range ents {
 		id := e.Name()
-		if _, ok := manifests[id]; ok || !e.IsDir() || !genIDPattern().MatchString(id) || !olderThan(e, cutoff) {
+		if _, ok := manifests[id]; ok || !e.IsDir() || !validGenID(id) || !olderThan(e, cutoff) {
 			continue
 		}
 		it := &Item{Kind: KindOrphan, ID: id, Reason: "no kept commit lists it and no kept generation supersedes it (a publication that stopped before HEAD moved)"}
@@ -395,7 +397,7 @@ func (p *Plan) planGenerations(root string, full, manifests map[string]*lightGen
 		dirs, _ := os.ReadDir(filepath.Join(root, "evidence", t.Name()))
 		for _, d := range dirs {
 			id, ok := strings.CutPrefix(d.Name(), "generation=")
-			if !ok || !d.IsDir() || !genIDPattern().MatchString(id) {
+			if !ok || !d.IsDir() || !validGenID(id) {
 				continue
 			}
 			rel := "evidence/" + t.Name() + "/" + d.Name()
@@ -446,12 +448,15 @@ func (it *Item) addFiles(rel string, g *lightGen, table string) {
 }
 
 // planArtifacts lists objects nothing needs. The corpus's registrations
-// explain almost every object; only for the rest are run directories
-// (and quarantined ones) read, for any artifact id they mention.
-func (p *Plan) planArtifacts(root string, need map[string]bool, cutoff time.Time) error {
+// explain almost every object; only for the rest are run directories read
+// (for any artifact id their files mention): every run the corpus does
+// not hold, or holds at a revision whose capture was still open (a later
+// revision may register more), and every quarantined run directory. A
+// run the corpus holds with a finished capture registers nothing new.
+func (p *Plan) planArtifacts(ctx context.Context, snap *corpus.Snapshot, need map[string]bool, cutoff time.Time) error {
+	root := snap.Root
 	type cand struct {
 		id, rel string
-		e       fs.DirEntry
 	}
 	var pending []cand
 	base := filepath.Join(root, "artifacts", "sha256")
@@ -471,20 +476,40 @@ func (p *Plan) planArtifacts(root string, need map[string]bool, cutoff time.Time
 				}
 				continue
 			}
-			if !o.IsDir() || !hexPattern().MatchString(o.Name()) || !strings.HasPrefix(o.Name(), s.Name()) {
+			if !o.IsDir() || !(len(o.Name()) == 64 && allHex([]byte(o.Name()))) || !strings.HasPrefix(o.Name(), s.Name()) {
 				continue
 			}
 			id := "sha256:" + o.Name()
 			if !need[id] && olderThan(o, cutoff) {
-				pending = append(pending, cand{id, rel, o})
+				pending = append(pending, cand{id, rel})
 			}
 		}
 	}
 	if len(pending) == 0 {
 		return nil
 	}
+	// Runs whose newest published revision has a finished capture.
+	type pub struct {
+		rev    int32
+		closed bool
+	}
+	published := map[string]pub{}
+	for _, f := range snap.Files[schema.Runs.Name] {
+		err := schema.Scan(ctx, schema.Runs, f, []string{"run_id", "revision", "capture_status"}, func(row []any) error {
+			id, _ := row[0].(string)
+			rev, _ := row[1].(int32)
+			cs, _ := row[2].(string)
+			if old, ok := published[id]; !ok || rev >= old.rev {
+				published[id] = pub{rev, cs != run.CapturePending && cs != run.CaptureRunning}
+			}
+			return nil
+		})
+		if err != nil {
+			return fault.Wrap(fault.ArtifactIntegrityFailed, err, "read published runs")
+		}
+	}
 	mentioned := map[string]bool{}
-	for _, dir := range []string{filepath.Join(root, "runs"), filepath.Join(root, "quarantine", "runs")} {
+	read := func(dir string) error {
 		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
@@ -499,15 +524,29 @@ func (p *Plan) planArtifacts(root string, need map[string]bool, cutoff time.Time
 			if err != nil {
 				return err
 			}
-			for _, m := range artifactInRun().FindAll(b, -1) {
-				mentioned[string(m)] = true
-			}
+			artifactIDs(b, mentioned)
 			return nil
 		})
 		if err != nil {
 			// Never collect an artifact a run we could not read might register.
 			return fault.Wrap(fault.WorkspaceInvalid, err, "read the runs that may register artifacts")
 		}
+		return nil
+	}
+	runs, err := os.ReadDir(filepath.Join(root, "runs"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fault.Wrap(fault.WorkspaceInvalid, err, "list runs")
+	}
+	for _, e := range runs {
+		if pb, ok := published[e.Name()]; ok && pb.closed {
+			continue
+		}
+		if err := read(filepath.Join(root, "runs", e.Name())); err != nil {
+			return err
+		}
+	}
+	if err := read(filepath.Join(root, "quarantine", "runs")); err != nil {
+		return err
 	}
 	for _, c := range pending {
 		if mentioned[c.id] {
@@ -521,12 +560,56 @@ func (p *Plan) planArtifacts(root string, need map[string]bool, cutoff time.Time
 	return nil
 }
 
+// artifactIDs adds every "sha256:<64 lowercase hex>" in b to out.
+func artifactIDs(b []byte, out map[string]bool) {
+	const prefix = "sha256:"
+	for {
+		i := bytes.Index(b, []byte(prefix))
+		if i < 0 {
+			return
+		}
+		b = b[i+len(prefix):]
+		if len(b) >= 64 && allHex(b[:64]) && (len(b) == 64 || !isHex(b[64])) {
+			out[prefix+string(b[:64])] = true
+			b = b[64:]
+		}
+	}
+}
+
+func allHex(b []byte) bool {
+	for _, c := range b {
+		if !isHex(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// validGenID is what a generation id may be (a UUID today): letters,
+// digits, '-' and '_', at most 128, never a path. A hand-written check:
+// the plan runs it on every entry of several large directories.
+func validGenID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		ok := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || (i > 0 && (c == '-' || c == '_'))
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
+
 // planCommits lists commits beyond the kept history that nothing names.
 func (p *Plan) planCommits(root string, roots map[string]corpus.Commit, pinned map[string]bool, cutoff time.Time) {
 	ents, _ := os.ReadDir(filepath.Join(root, "corpus", "commits"))
 	for _, e := range ents {
 		hex, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !hexPattern().MatchString(hex) || !e.Type().IsRegular() {
+		if !ok || !(len(hex) == 64 && allHex([]byte(hex))) || !e.Type().IsRegular() {
 			continue
 		}
 		id := "sha256:" + hex

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"time"
@@ -33,7 +34,20 @@ func main() {
 	wsDir := flag.String("workspace", "", "workspace (.diagnostics) to fill")
 	n := flag.Int("runs", 100000, "number of runs")
 	chunk := flag.Int("chunk", 10, "runs per publication")
+	planOnly := flag.Bool("plan-only", false, "only time the dry run on the workspace as it is")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed dry runs")
 	flag.Parse()
+	if *planOnly {
+		ws, err := workspace.Open(*wsDir)
+		if err == nil {
+			err = timePlan(ws, *cpuprofile)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gccorpus:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := fill(*wsDir, *n, *chunk); err != nil {
 		fmt.Fprintln(os.Stderr, "gccorpus:", err)
 		os.Exit(1)
@@ -123,7 +137,22 @@ func fill(dir string, n, chunk int) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "gccorpus: %d runs in %s\n", n, time.Since(start).Round(time.Millisecond))
+	return timePlan(ws, "")
+}
 
+// timePlan times five dry runs that list everything unreachable now.
+func timePlan(ws *workspace.Workspace, cpuprofile string) error {
+	ctx := context.Background()
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	var err error
 	zero := time.Duration(0)
 	var times []time.Duration
 	var p *retention.Plan
