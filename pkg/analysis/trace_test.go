@@ -19,6 +19,7 @@ import (
 	"github.com/flameox/flameox/pkg/capture/capturetest"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/internal/testenv"
+	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/workspace"
 	"github.com/spf13/pflag"
 )
@@ -273,9 +274,21 @@ func BenchmarkTraceWindow(b *testing.B) {
 	if res, err := TraceWindow(context.Background(), ws, req); err != nil || res.Returned == 0 {
 		b.Fatalf("%v %+v", err, res)
 	}
-	for b.Loop() {
-		if _, err := TraceWindow(context.Background(), ws, req); err != nil {
-			b.Fatal(err)
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := TraceWindow(context.Background(), ws, req); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
+	// warm: as the MCP server runs it, with the reader cache it keeps
+	// while HEAD stays put (query.Readers).
+	b.Run("warm", func(b *testing.B) {
+		ctx := query.WithReaders(context.Background(), query.NewReaders())
+		for b.Loop() {
+			if _, err := TraceWindow(ctx, ws, req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
