@@ -90,6 +90,18 @@ func TestDiskFull(t *testing.T) {
 			t.Errorf("%s on a full disk moved HEAD from %s to %s", c.what, head, got)
 		}
 		mustOK(t, "fox-catalog validate", cmdline{tool: "fox-catalog", dir: dir, args: []string{"validate"}}.run(t))
+		mustOK(t, "validate --level full", fx(t, dir, "validate", "--level", "full"))
+	}
+	// gc reads (its dry run works full) and, applied, either finds nothing
+	// to move or fails as cleanly.
+	mustOK(t, "gc", fx(t, dir, "gc"))
+	if r := fx(t, dir, "--json", "gc", "--apply"); r.exit != 0 {
+		if fe := errorOf(t, "gc --apply", r); fe.Code != fault.StorageFull {
+			t.Errorf("gc --apply on a full disk: %s, want STORAGE_FULL", fe.Code)
+		}
+	}
+	if got := headOf(t, dir); got != head {
+		t.Errorf("gc on a full disk moved HEAD from %s to %s", head, got)
 	}
 
 	tfs.Free(t)
@@ -99,6 +111,8 @@ func TestDiskFull(t *testing.T) {
 	mustOK(t, "fox-publish", cmdline{tool: "fox-publish", dir: dir, stdin: records}.run(t))
 	mustOK(t, "catalog compact", fx(t, dir, "catalog", "compact"))
 	mustOK(t, "fox-catalog validate", cmdline{tool: "fox-catalog", dir: dir, args: []string{"validate"}}.run(t))
+	mustOK(t, "validate --level full", fx(t, dir, "validate", "--level", "full"))
+	mustOK(t, "gc --apply", fx(t, dir, "gc", "--apply"))
 	if headOf(t, dir) == head {
 		t.Error("HEAD did not move once space was freed")
 	}

@@ -122,6 +122,8 @@ func TestGoldenWithoutNetwork(t *testing.T) {
 	}
 	flx("measurements", "summary", old)
 	flx("status")
+	flx("validate", "--level", "full")
+	flx("gc")
 	// An agent host's first exchange: initialize, then tools/list.
 	session := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"securitytest","version":"1"}}}
 {"jsonrpc":"2.0","method":"notifications/initialized"}

@@ -283,7 +283,7 @@ func TestSymlinkedComponent(t *testing.T) {
 			before := tree(t, outside)
 			for _, args := range [][]string{
 				{"status"}, {"runs", "list"}, {"import", fixture(t, "golang-perf__crc-old.txt")},
-				{"catalog", "rebuild"}, {"recover"}, {"init"},
+				{"catalog", "rebuild"}, {"recover"}, {"init"}, {"validate"}, {"gc", "--apply"},
 			} {
 				r := fx(t, dir, append([]string{"--json"}, args...)...)
 				if r.exit == 0 {

@@ -50,6 +50,7 @@ func TestReadOnlyWorkspace(t *testing.T) {
 	for _, args := range [][]string{
 		{"status"}, {"runs", "list"}, {"runs", "show", run}, {"analyze", "hotspots", run},
 		{"stacks", "callers", run, "main"}, {"artifacts", "list"}, {"catalog", "status"}, {"workload", "list"},
+		{"validate", "--level", "full"}, {"gc"},
 	} {
 		mustOK(t, strings.Join(args, " ")+" on a read-only workspace", ro(args...))
 	}
