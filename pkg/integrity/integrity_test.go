@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flameox/flameox/pkg/adapter/all"
 	"github.com/flameox/flameox/pkg/artifact"
@@ -15,6 +16,7 @@ import (
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/integrity"
+	"github.com/flameox/flameox/pkg/lock"
 	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workspace"
@@ -86,7 +88,7 @@ func headFiles(t *testing.T, ws *workspace.Workspace) []corpus.GenerationFile {
 	return out
 }
 
-func payloadOf(t *testing.T, ws *workspace.Workspace, runID string) (string, string) {
+func payloadOf(t testing.TB, ws *workspace.Workspace, runID string) (string, string) {
 	t.Helper()
 	m, err := (&run.Store{Root: ws.Root}).Get(runID)
 	if err != nil {
@@ -382,5 +384,21 @@ func TestUnrepairable(t *testing.T) {
 	}
 	if len(plan.Actions) != 0 || len(plan.Unresolved) != 1 || plan.Unresolved[0].Loses == "" || plan.Apply != "" {
 		t.Fatalf("plan %+v", plan)
+	}
+}
+
+// TestValidateTakesNoWriteLock: validation at every level runs while
+// another process holds the write lock (a publication in progress).
+func TestValidateTakesNoWriteLock(t *testing.T) {
+	ws, _ := capturetest.Published(t, "", sample)
+	release, err := lock.NewSet(ws.Root, time.Second).Lock(context.Background(), lock.Write, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	for _, level := range []integrity.Level{integrity.Quick, integrity.Standard, integrity.Full} {
+		if res := validate(t, ws, level); !res.Valid {
+			t.Errorf("%s: %v", level, codes(res))
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/flameox/flameox/pkg/compare"
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/inquiry"
+	"github.com/flameox/flameox/pkg/integrity"
 	"github.com/flameox/flameox/pkg/query"
 	"github.com/flameox/flameox/pkg/record"
 	"github.com/flameox/flameox/pkg/run"
@@ -59,6 +60,12 @@ func TestRecordsDoc(t *testing.T) {
 			return &struct {
 				record.Header
 				Result compare.Comparison `json:"result"`
+			}{}
+		},
+		"integrity_result": func() any {
+			return &struct {
+				record.Header
+				Result integrity.IntegrityResult `json:"result"`
 			}{}
 		},
 		"query_result": func() any {
