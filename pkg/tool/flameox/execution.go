@@ -9,6 +9,7 @@ import (
 	"github.com/flameox/flameox/pkg/analysis"
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/workspace"
 )
 
 // executionCommands are analyze execution.
@@ -19,37 +20,21 @@ func executionCommands() []*Command {
 }
 
 func analyzeExecution(ctx context.Context, c *Context, args []string) error {
-	fs := c.flags("analyze execution", "RUN [--against RUN2] [--limit N] [--format text|markdown|json] [--record]")
 	var req analysis.ExecutionRequest
-	req.Flags(fs)
-	format := fs.String("format", "text", "output: text, markdown, or json (as --json)")
-	rec := fs.Bool("record", false, "persist the analysis (with its commit and input runs) in the corpus")
-	if err := c.parse(fs, args); err != nil {
-		return err
-	}
-	if err := c.outputFormat(*format, "text", "markdown"); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return cli.Usagef("analyze execution needs one RUN")
-	}
-	req.Input = fs.Arg(0)
-	ws, err := c.workspace()
-	if err != nil {
-		return err
-	}
-	started := c.Env.Now()
-	res, err := analysis.Execution(ctx, ws, req)
-	if err != nil {
-		return err
-	}
-	out := analysis.ExecutionOutput{ExecutionResult: res}
-	if *rec {
-		if out.Recorded, err = c.record(ctx, res, started); err != nil {
-			return err
-		}
-	}
-	return c.emit(out, func(w io.Writer) { renderExecution(w, &out, *format == "markdown") })
+	var res *analysis.ExecutionResult
+	return recipeCmd{name: "analyze execution", records: "its commit and input runs", positional: 1, flags: req.Flags,
+		synopsis:  "RUN [--against RUN2] [--limit N] [--format text|markdown|json] [--record]",
+		wrongArgs: "analyze execution needs one RUN",
+		run: func(ctx context.Context, ws *workspace.Workspace, pos []string) (analysis.Recordable, error) {
+			req.Input = pos[0]
+			var err error
+			res, err = analysis.Execution(ctx, ws, req)
+			return res, err
+		},
+		emit: func(rec *analysis.Recorded, md bool) error {
+			out := analysis.ExecutionOutput{ExecutionResult: res, Recorded: rec}
+			return c.emit(out, func(w io.Writer) { renderExecution(w, &out, md) })
+		}}.exec(ctx, c, args)
 }
 
 // factValues prints a fact's values compactly: value (×count).

@@ -10,6 +10,7 @@ import (
 	"github.com/flameox/flameox/pkg/analysis"
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/workspace"
 )
 
 // failuresCommands are analyze failures.
@@ -20,36 +21,20 @@ func failuresCommands() []*Command {
 }
 
 func analyzeFailures(ctx context.Context, c *Context, args []string) error {
-	fs := c.flags("analyze failures", "[--since TIME] [--workload W] [--limit N] [--format text|markdown|json] [--record]")
 	var req analysis.FailuresRequest
-	req.Flags(fs)
-	format := fs.String("format", "text", "output: text, markdown, or json (as --json)")
-	rec := fs.Bool("record", false, "persist the analysis (with its commit and the runs it names) in the corpus")
-	if err := c.parse(fs, args); err != nil {
-		return err
-	}
-	if err := c.outputFormat(*format, "text", "markdown"); err != nil {
-		return err
-	}
-	if fs.NArg() != 0 {
-		return cli.Usagef("analyze failures takes no arguments (filters are --since and --workload)")
-	}
-	ws, err := c.workspace()
-	if err != nil {
-		return err
-	}
-	started := c.Env.Now()
-	res, err := analysis.Failures(ctx, ws, req)
-	if err != nil {
-		return err
-	}
-	out := analysis.FailuresOutput{FailuresResult: res}
-	if *rec {
-		if out.Recorded, err = c.record(ctx, res, started); err != nil {
-			return err
-		}
-	}
-	return c.emit(out, func(w io.Writer) { renderFailures(w, res, out.Recorded, *format == "markdown") })
+	var res *analysis.FailuresResult
+	return recipeCmd{name: "analyze failures", records: "its commit and the runs it names", flags: req.Flags,
+		synopsis:  "[--since TIME] [--workload W] [--limit N] [--format text|markdown|json] [--record]",
+		wrongArgs: "analyze failures takes no arguments (filters are --since and --workload)",
+		run: func(ctx context.Context, ws *workspace.Workspace, _ []string) (analysis.Recordable, error) {
+			var err error
+			res, err = analysis.Failures(ctx, ws, req)
+			return res, err
+		},
+		emit: func(rec *analysis.Recorded, md bool) error {
+			out := analysis.FailuresOutput{FailuresResult: res, Recorded: rec}
+			return c.emit(out, func(w io.Writer) { renderFailures(w, res, rec, md) })
+		}}.exec(ctx, c, args)
 }
 
 // groupValue is how a group's value reads: digests shortened, labels

@@ -11,6 +11,7 @@ import (
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/compare"
 	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/workspace"
 )
 
 // memoryCommands are analyze memory.
@@ -21,36 +22,23 @@ func memoryCommands() []*Command {
 }
 
 func analyzeMemory(ctx context.Context, c *Context, args []string) error {
-	fs := c.flags("analyze memory", "RUN_ARTIFACT_OR_RUN_SET [--against CANDIDATE] [--limit N] [--points N] [--metric M] [--threshold T] [--format text|markdown|json] [--record]")
 	var req compare.MemoryRequest
-	req.Flags(fs)
-	format := fs.String("format", "text", "output: text, markdown, or json (as --json)")
-	rec := fs.Bool("record", false, "persist the analysis (with its commit and inputs) in the corpus")
-	if err := c.parse(fs, args); err != nil {
-		return err
-	}
-	if err := c.outputFormat(*format, "text", "markdown"); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return cli.Usagef("analyze memory needs one RUN_ARTIFACT_OR_RUN_SET")
-	}
-	req.Input = fs.Arg(0)
-	ws, err := c.workspace()
-	if err != nil {
-		return err
-	}
-	started := c.Env.Now()
-	out, err := compare.Memory(ctx, ws, req)
-	if err != nil {
-		return err
-	}
-	if *rec {
-		if out.Recorded, err = c.record(ctx, out.MemoryResult, started); err != nil {
-			return err
-		}
-	}
-	return c.emit(out, func(w io.Writer) { renderMemory(w, out, *format == "markdown") })
+	var out *compare.MemoryReport
+	return recipeCmd{name: "analyze memory", records: "its commit and inputs", positional: 1, flags: req.Flags,
+		synopsis:  "RUN_ARTIFACT_OR_RUN_SET [--against CANDIDATE] [--limit N] [--points N] [--metric M] [--threshold T] [--format text|markdown|json] [--record]",
+		wrongArgs: "analyze memory needs one RUN_ARTIFACT_OR_RUN_SET",
+		run: func(ctx context.Context, ws *workspace.Workspace, pos []string) (analysis.Recordable, error) {
+			req.Input = pos[0]
+			var err error
+			if out, err = compare.Memory(ctx, ws, req); err != nil {
+				return nil, err
+			}
+			return out.MemoryResult, nil
+		},
+		emit: func(rec *analysis.Recorded, md bool) error {
+			out.Recorded = rec
+			return c.emit(out, func(w io.Writer) { renderMemory(w, out, md) })
+		}}.exec(ctx, c, args)
 }
 
 // renderMemory prints each side's figures, stacks and timeline, then what

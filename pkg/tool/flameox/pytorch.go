@@ -10,6 +10,7 @@ import (
 	"github.com/flameox/flameox/pkg/analysis"
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/workspace"
 )
 
 // pytorchCommands are analyze pytorch.
@@ -20,37 +21,21 @@ func pytorchCommands() []*Command {
 }
 
 func analyzePyTorch(ctx context.Context, c *Context, args []string) error {
-	fs := c.flags("analyze pytorch", "RUN_OR_ARTIFACT [--sort self|total|device|count] [--limit N] [--format text|markdown|json] [--record]")
 	var req analysis.PyTorchRequest
-	req.Flags(fs)
-	format := fs.String("format", "text", "output: text, markdown, or json (as --json)")
-	rec := fs.Bool("record", false, "persist the analysis (with its commit and input trace) in the corpus")
-	if err := c.parse(fs, args); err != nil {
-		return err
-	}
-	if err := c.outputFormat(*format, "text", "markdown"); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return cli.Usagef("analyze pytorch needs one RUN_OR_ARTIFACT")
-	}
-	req.Input = fs.Arg(0)
-	ws, err := c.workspace()
-	if err != nil {
-		return err
-	}
-	started := c.Env.Now()
-	res, err := analysis.PyTorch(ctx, ws, req)
-	if err != nil {
-		return err
-	}
-	out := analysis.PyTorchOutput{PyTorchResult: res}
-	if *rec {
-		if out.Recorded, err = c.record(ctx, res, started); err != nil {
-			return err
-		}
-	}
-	return c.emit(out, func(w io.Writer) { renderPyTorch(w, &out, *format == "markdown") })
+	var res *analysis.PyTorchResult
+	return recipeCmd{name: "analyze pytorch", records: "its commit and input trace", positional: 1, flags: req.Flags,
+		synopsis:  "RUN_OR_ARTIFACT [--sort self|total|device|count] [--limit N] [--format text|markdown|json] [--record]",
+		wrongArgs: "analyze pytorch needs one RUN_OR_ARTIFACT",
+		run: func(ctx context.Context, ws *workspace.Workspace, pos []string) (analysis.Recordable, error) {
+			req.Input = pos[0]
+			var err error
+			res, err = analysis.PyTorch(ctx, ws, req)
+			return res, err
+		},
+		emit: func(rec *analysis.Recorded, md bool) error {
+			out := analysis.PyTorchOutput{PyTorchResult: res, Recorded: rec}
+			return c.emit(out, func(w io.Writer) { renderPyTorch(w, &out, md) })
+		}}.exec(ctx, c, args)
 }
 
 // renderPyTorch prints the recipe as aligned tables (text) or Markdown

@@ -13,6 +13,7 @@ import (
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/stats"
+	"github.com/flameox/flameox/pkg/workspace"
 )
 
 // scalingCommands are analyze scaling.
@@ -23,37 +24,21 @@ func scalingCommands() []*Command {
 }
 
 func analyzeScaling(ctx context.Context, c *Context, args []string) error {
-	fs := c.flags("analyze scaling", "EXPERIMENT_ID [--metric M] [--variant V] [--parameter P] [--limit N] [--format text|markdown|json] [--record]")
 	var req analysis.ScalingRequest
-	req.Flags(fs)
-	format := fs.String("format", "text", "output: text, markdown, or json (as --json)")
-	rec := fs.Bool("record", false, "persist the analysis (with its commit and input runs) in the corpus")
-	if err := c.parse(fs, args); err != nil {
-		return err
-	}
-	if err := c.outputFormat(*format, "text", "markdown"); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return cli.Usagef("analyze scaling needs one EXPERIMENT_ID")
-	}
-	req.ExperimentID = fs.Arg(0)
-	ws, err := c.workspace()
-	if err != nil {
-		return err
-	}
-	started := c.Env.Now()
-	res, err := analysis.Scaling(ctx, ws, req)
-	if err != nil {
-		return err
-	}
-	out := analysis.ScalingOutput{ScalingResult: res}
-	if *rec {
-		if out.Recorded, err = c.record(ctx, res, started); err != nil {
-			return err
-		}
-	}
-	return c.emit(out, func(w io.Writer) { renderScaling(w, res, out.Recorded, *format == "markdown") })
+	var res *analysis.ScalingResult
+	return recipeCmd{name: "analyze scaling", records: "its commit and input runs", positional: 1, flags: req.Flags,
+		synopsis:  "EXPERIMENT_ID [--metric M] [--variant V] [--parameter P] [--limit N] [--format text|markdown|json] [--record]",
+		wrongArgs: "analyze scaling needs one EXPERIMENT_ID",
+		run: func(ctx context.Context, ws *workspace.Workspace, pos []string) (analysis.Recordable, error) {
+			req.ExperimentID = pos[0]
+			var err error
+			res, err = analysis.Scaling(ctx, ws, req)
+			return res, err
+		},
+		emit: func(rec *analysis.Recorded, md bool) error {
+			out := analysis.ScalingOutput{ScalingResult: res, Recorded: rec}
+			return c.emit(out, func(w io.Writer) { renderScaling(w, res, rec, md) })
+		}}.exec(ctx, c, args)
 }
 
 // num prints a measured value compactly.
