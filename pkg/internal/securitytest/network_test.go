@@ -200,6 +200,66 @@ func TestCaptureMakesNoSocketCall(t *testing.T) {
 	}
 }
 
+// traceNetwork runs c under `strace -f -e trace=network,process` and
+// returns its network calls by program (attribute).
+func traceNetwork(t *testing.T, strace string, c cmdline) (result, map[string][]string) {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "strace.txt")
+	c.wrap = []string{strace, "-f", "-qq", "-e", "trace=network,process", "-e", "signal=none", "-o", log, "--"}
+	r := c.run(t)
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	calls, err := attribute(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, calls
+}
+
+// TestCommandsMakeNoSocketCall traces the commands of the golden sequence
+// that run no workload — import, the plumbing pipeline's two ends, an
+// analysis, a comparison, catalog rebuild, validate, and an MCP session —
+// and finds no network system call by any process at all.
+func TestCommandsMakeNoSocketCall(t *testing.T) {
+	strace := lookTool(t, "strace")
+	dir := project(t, "")
+	prof := runIDOf(t, mustOK(t, "import", fx(t, dir, "--json", "import", fixture(t, "google-pprof__sample.cpu.pb.gz"))).stdout)
+	old := runIDOf(t, mustOK(t, "import", fx(t, dir, "--json", "import", "--kind", "benchmark_samples", fixture(t, "golang-perf__crc-old.txt"))).stdout)
+	session := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"securitytest","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/list"}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"analyze_hotspots","arguments":{"input":"` + prof + `"}}}
+`
+	records := ""
+	for _, c := range []cmdline{
+		{tool: "flameox", args: []string{"import", "--kind", "benchmark_samples", fixture(t, "golang-perf__crc-new.txt")}},
+		{tool: "fox-capture", args: []string{"import", fixture(t, "golang-perf__crc-old.txt")}},
+		{tool: "fox-publish"}, // reads what fox-capture wrote
+		{tool: "flameox", args: []string{"analyze", "hotspots", prof}},
+		{tool: "flameox", args: []string{"measurements", "summary", old}},
+		{tool: "flameox", args: []string{"catalog", "rebuild"}},
+		{tool: "flameox", args: []string{"validate", "--level", "full"}},
+		{tool: "flameox", args: []string{"mcp", "serve"}, stdin: session},
+	} {
+		c.dir = dir
+		if c.tool == "fox-publish" {
+			c.stdin = records
+		}
+		r, calls := traceNetwork(t, strace, c)
+		what := strings.TrimSpace(c.tool + " " + strings.Join(c.args[:min(2, len(c.args))], " "))
+		mustOK(t, what, r)
+		if c.tool == "fox-capture" {
+			records = r.stdout
+		}
+		for prog, cs := range calls {
+			t.Errorf("%s: network calls by %s:\n%s", what, prog, strings.Join(cs, "\n"))
+		}
+	}
+}
+
 // networkCalls are strace's %network class (socket and everything done
 // with one).
 var networkCalls = map[string]bool{
