@@ -55,7 +55,7 @@ func codes(res *integrity.IntegrityResult) []string {
 }
 
 // flipByte changes one byte of a file in place, keeping its size.
-func flipByte(t *testing.T, path string, at int64) {
+func flipByte(t testing.TB, path string, at int64) {
 	t.Helper()
 	if err := os.Chmod(path, 0o600); err != nil {
 		t.Fatal(err)
@@ -259,20 +259,17 @@ func publisher(ws *workspace.Workspace) *publish.Publisher {
 	return publish.New(ws, publish.Options{Extractors: all.Registry().Extractors()})
 }
 
-// TestRepair: a corrupt artifact (run A) and a corrupt Parquet file of
-// another generation (run B) are repaired as planned: A's object is
-// quarantined with its registrations kept, B's generation is published
-// again from its intact artifact, the catalog is rebuilt, and full
-// validation passes afterwards.
-func TestRepair(t *testing.T) {
-	ctx := context.Background()
-	ws := capturetest.Workspace(t)
-	a := capturetest.Import(t, ws, "", sample)[0]
-	b := capturetest.Import(t, ws, "", fgprof)[0]
+// damaged builds a workspace of two runs in two generations and damages
+// it: a changed byte in run a's payload, and one in the frames file of run
+// b's generation. It returns a, b, a's artifact id and b's generation.
+func damaged(t testing.TB) (ws *workspace.Workspace, a, b, idA string, genB *corpus.Generation) {
+	t.Helper()
+	ws = capturetest.Workspace(t)
+	a = capturetest.Import(t, ws, "", sample)[0]
+	b = capturetest.Import(t, ws, "", fgprof)[0]
 	idA, payloadA := payloadOf(t, ws, a)
 	flipByte(t, payloadA, 10)
 	head, _ := corpus.Head(ws.Root)
-	var genB *corpus.Generation
 	for _, ref := range head.Generations {
 		g, err := corpus.ReadGeneration(ws.Root, ref, true)
 		if err != nil {
@@ -282,13 +279,22 @@ func TestRepair(t *testing.T) {
 			genB = g
 		}
 	}
-	var damaged string
 	for _, f := range genB.Files {
 		if f.Table == "frames" {
-			damaged = filepath.Join(ws.Root, filepath.FromSlash(f.Path))
-			flipByte(t, damaged, f.ByteLength/2)
+			flipByte(t, filepath.Join(ws.Root, filepath.FromSlash(f.Path)), f.ByteLength/2)
 		}
 	}
+	return ws, a, b, idA, genB
+}
+
+// TestRepair: a corrupt artifact (run A) and a corrupt Parquet file of
+// another generation (run B) are repaired as planned: A's object is
+// quarantined with its registrations kept, B's generation is published
+// again from its intact artifact, the catalog is rebuilt, and full
+// validation passes afterwards.
+func TestRepair(t *testing.T) {
+	ctx := context.Background()
+	ws, a, b, idA, genB := damaged(t)
 	plan, err := integrity.Plan(ctx, ws)
 	if err != nil {
 		t.Fatal(err)

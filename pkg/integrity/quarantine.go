@@ -13,6 +13,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/durable"
 	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/faultpoint"
 )
 
 // A corrupt artifact is set aside, not deleted: its object directory moves
@@ -21,10 +22,31 @@ import (
 // `flameox quarantine list|show|restore` reads (docs/storage.md). Its
 // registrations stay on their runs, so nothing that names it is left
 // without an explanation: validation reports ARTIFACT_QUARANTINED, a
-// warning. The manifest is written before the move, so a crash leaves the
-// object in one place and the manifest saying where it belongs.
+// warning. The move is journaled: the manifest is written in state
+// "moving" before the rename and rewritten "quarantined" after it, so a
+// crash leaves the object in exactly one place and an entry that says
+// where; the next repair plan finishes or withdraws such an entry
+// (resume_quarantine).
 
-const stateQuarantined = "quarantined"
+const (
+	stateMoving      = "moving"
+	stateQuarantined = "quarantined"
+)
+
+// Named crash points of repair (pkg/faultpoint; crash_test.go kills a
+// real fox-gc at each).
+const (
+	StepQuarantineJournaled = "repair.quarantine_journaled"
+	StepQuarantineMoved     = "repair.quarantine_moved"
+	StepQuarantined         = "repair.quarantined"
+	StepRepublished         = "repair.republished"
+)
+
+// Steps lists repair's crash points in order (the republication's own are
+// pkg/publish's).
+func Steps() []string {
+	return []string{StepQuarantineJournaled, StepQuarantineMoved, StepQuarantined, StepRepublished}
+}
 
 // quarantineManifest is quarantine/<id>/manifest.json.
 type quarantineManifest struct {
@@ -103,7 +125,7 @@ func quarantineObject(ctx context.Context, root, rel, operation, reason string, 
 		files = []quarantineFile{}
 	}
 	id := now.UTC().Format("20060102T150405Z") + "-" + durable.RandomHex(4)
-	q := quarantineManifest{SchemaVersion: SchemaVersion, QuarantineID: id, Operation: operation, State: stateQuarantined,
+	q := quarantineManifest{SchemaVersion: SchemaVersion, QuarantineID: id, Operation: operation, State: stateMoving,
 		DetectedAt: now.UTC(), OriginalPath: rel, StoredPath: "object/" + rel, Reason: reason, Contents: files}
 	base := filepath.Join(root, "quarantine")
 	dir := filepath.Join(base, id)
@@ -116,9 +138,14 @@ func quarantineObject(ctx context.Context, root, rel, operation, reason string, 
 		}
 		return "", fault.Wrap(fault.WorkspaceInvalid, err, "create quarantine/%s", id)
 	}
-	if err := durable.WriteJSON(filepath.Join(dir, "manifest.json"), q, 0o600); err != nil {
+	manifest := filepath.Join(dir, "manifest.json")
+	if err := durable.WriteJSON(manifest, q, 0o600); err != nil {
 		return "", err
 	}
+	if err := durable.SyncDir(base); err != nil {
+		return "", err
+	}
+	faultpoint.Hit(StepQuarantineJournaled)
 	dst := filepath.Join(dir, filepath.FromSlash(q.StoredPath))
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return "", fault.Wrap(fault.WorkspaceInvalid, err, "create quarantine/%s", id)
@@ -126,8 +153,39 @@ func quarantineObject(ctx context.Context, root, rel, operation, reason string, 
 	if err := os.Rename(src, dst); err != nil {
 		return "", fault.Wrap(fault.WorkspaceInvalid, err, "move %s into quarantine", rel)
 	}
-	if err := durable.SyncDirs(filepath.Dir(src), filepath.Dir(dst), base); err != nil {
+	if err := durable.SyncDirs(filepath.Dir(src), filepath.Dir(dst)); err != nil {
+		return "", err
+	}
+	faultpoint.Hit(StepQuarantineMoved)
+	q.State = stateQuarantined
+	if err := durable.WriteJSON(manifest, q, 0o600); err != nil {
 		return "", err
 	}
 	return "quarantine/" + id, nil
+}
+
+// interruption is a quarantine entry a crash left in state "moving".
+type interruption struct {
+	id    string
+	entry *quarantineManifest
+	moved bool // the object is at its stored path
+}
+
+// resumeQuarantine finishes an interrupted entry: one whose object moved
+// is marked quarantined; one whose object never moved is withdrawn (only
+// its manifest is removed). The caller holds the write and retention
+// locks.
+func resumeQuarantine(root string, in interruption) error {
+	dir := filepath.Join(root, "quarantine", in.id)
+	if in.moved {
+		in.entry.State = stateQuarantined
+		return durable.WriteJSON(filepath.Join(dir, "manifest.json"), in.entry, 0o600)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "object", filepath.FromSlash(in.entry.OriginalPath))); err == nil {
+		return fault.New(fault.ArtifactIntegrityFailed, "quarantine/%s holds an object although its journal says it never moved", in.id)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fault.Wrap(fault.WorkspaceInvalid, err, "withdraw quarantine/%s", in.id)
+	}
+	return durable.SyncDir(filepath.Join(root, "quarantine"))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/digest"
 	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/faultpoint"
 	"github.com/flameox/flameox/pkg/lock"
 	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/workspace"
@@ -19,6 +20,7 @@ import (
 
 // Action kinds of a repair plan.
 const (
+	ActionResumeQuarantine     = "resume_quarantine"
 	ActionQuarantineArtifact   = "quarantine_artifact"
 	ActionRepublishGeneration  = "republish_generation"
 	ActionRebuildCatalog       = "rebuild_catalog"
@@ -92,6 +94,22 @@ func (s *state) plan() (*RepairPlan, error) {
 	p := &RepairPlan{SchemaVersion: SchemaVersion, CommitID: s.res.CommitID, Actions: []Action{}, Unresolved: []Unresolved{}}
 	res := s.result(Options{MaxProblems: -1})
 	handled := map[int]bool{}
+	// 0. Finish or withdraw quarantines a crash interrupted.
+	for _, in := range s.interrupted {
+		a := Action{Kind: ActionResumeQuarantine, Target: Ref{Type: "quarantine", ID: in.id}, Because: []string{CodeQuarantineInterrupted},
+			Files: []string{"quarantine/" + in.id}, Runs: s.registeredBy(in.entry.artifactID()), Loses: "nothing"}
+		if in.moved {
+			a.Does = "close the journal of quarantine/" + in.id + ": " + in.entry.OriginalPath + " was moved there"
+		} else {
+			a.Does = "withdraw quarantine/" + in.id + ": " + in.entry.OriginalPath + " never moved (only the entry's manifest is removed)"
+		}
+		p.Actions = append(p.Actions, a)
+	}
+	for i, pr := range res.Problems {
+		if pr.Code == CodeQuarantineInterrupted {
+			handled[i] = true
+		}
+	}
 	// 1. Quarantine damaged objects, keeping their registrations.
 	for _, id := range sortedKeys(s.objects) {
 		o := s.objects[id]
@@ -338,6 +356,12 @@ func Apply(ctx context.Context, ws *workspace.Workspace, planDigest string, pub 
 	}
 	out := &ApplyResult{SchemaVersion: SchemaVersion, PlanDigest: planDigest, Applied: []AppliedAction{}, CommitID: plan.CommitID, Unresolved: len(plan.Unresolved)}
 	now := time.Now().UTC()
+	for _, in := range st.interrupted {
+		if err := resumeQuarantine(ws.Root, in); err != nil {
+			return out, err
+		}
+		out.Applied = append(out.Applied, AppliedAction{Kind: ActionResumeQuarantine, Target: Ref{Type: "quarantine", ID: in.id}, Quarantine: "quarantine/" + in.id})
+	}
 	for _, a := range plan.Actions {
 		if a.Kind != ActionQuarantineArtifact {
 			continue
@@ -356,6 +380,7 @@ func Apply(ctx context.Context, ws *workspace.Workspace, planDigest string, pub 
 		out.Applied = append(out.Applied, AppliedAction{Kind: a.Kind, Target: a.Target, Quarantine: qid})
 	}
 	unlock()
+	faultpoint.Hit(StepQuarantined)
 	expect := plan.CommitID
 	for _, a := range plan.Actions {
 		if a.Kind != ActionRepublishGeneration {
@@ -382,6 +407,7 @@ func Apply(ctx context.Context, ws *workspace.Workspace, planDigest string, pub 
 		}
 		out.CommitID = expect
 		out.Applied = append(out.Applied, AppliedAction{Kind: a.Kind, Target: a.Target, GenerationID: res.GenerationID, CommitID: res.CommitID})
+		faultpoint.Hit(StepRepublished)
 	}
 	for _, a := range plan.Actions {
 		if a.Kind != ActionRebuildCatalog {

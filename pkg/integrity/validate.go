@@ -81,6 +81,8 @@ type state struct {
 	objects      map[string]*objectInfo
 	// quarantined maps an artifact id to the quarantine entry holding it.
 	quarantined map[string]string
+	// interrupted are quarantine entries a crash left in state "moving".
+	interrupted []interruption
 	runs        map[string]*run.Manifest
 	catalogBad  bool
 	// deps maps "type:id" to the records that depend on it.
@@ -328,10 +330,25 @@ func (s *state) readQuarantine() {
 			continue
 		}
 		m, err := readQuarantineManifest(s.root, e.Name())
-		if err != nil || m.artifactID() == "" || m.State != stateQuarantined {
+		if err != nil || m.artifactID() == "" {
 			continue
 		}
-		s.quarantined[m.artifactID()] = "quarantine/" + e.Name()
+		switch m.State {
+		case stateQuarantined:
+			s.quarantined[m.artifactID()] = "quarantine/" + e.Name()
+		case stateMoving:
+			_, err := os.Lstat(filepath.Join(s.root, "quarantine", e.Name(), filepath.FromSlash(m.StoredPath)))
+			in := interruption{id: e.Name(), entry: m, moved: err == nil}
+			s.interrupted = append(s.interrupted, in)
+			what := "its object never moved"
+			if in.moved {
+				what = "its object moved, the journal was not closed"
+				s.quarantined[m.artifactID()] = "quarantine/" + e.Name()
+			}
+			s.col.add(Problem{Severity: SeverityWarning, Code: CodeQuarantineInterrupted, File: "quarantine/" + e.Name(),
+				Subject: &Ref{Type: "artifact", ID: m.artifactID()}, Message: "a repair was interrupted while quarantining " + m.artifactID() + ": " + what,
+				Remediation: repairFix})
+		}
 	}
 }
 

@@ -120,6 +120,8 @@ func repairCmd(ctx context.Context, c *Context, args []string) error {
 	return c.emit(res, func(w io.Writer) {
 		for _, a := range res.Applied {
 			switch a.Kind {
+			case integrity.ActionResumeQuarantine:
+				fmt.Fprintf(w, "resumed the interrupted %s\n", a.Quarantine)
 			case integrity.ActionQuarantineArtifact:
 				fmt.Fprintf(w, "quarantined %s in %s\n", a.Target.ID, a.Quarantine)
 			case integrity.ActionRepublishGeneration:
