@@ -3,9 +3,10 @@
 # module, one after the other, for DURATION each, keeping going after a
 # finding. At the end it prints one line per target, "package target
 # executions findings", read from go test's own output (the last
-# "execs: N" it reports; a finding is a failing input, which go test
-# saved under the package's testdata/fuzz/TARGET/; "error" is a target
-# that failed without one).
+# "execs: N" it reports, "?" when the time ran out before it reported
+# one; a finding is a failing input, which go test saved under the
+# package's testdata/fuzz/TARGET/; "error" is a target that failed
+# without one).
 # Usage: scripts/fuzz.sh [DURATION]   (default 5m per target)
 set -uo pipefail
 cd "$(dirname "$0")/.."
