@@ -107,11 +107,27 @@ type Plan struct {
 
 // lightGen is the part of a generation manifest the plan needs.
 type lightGen struct {
-	GenerationID     string                  `json:"generation_id"`
-	InputCommitID    string                  `json:"input_commit_id"`
-	InputArtifactIDs []string                `json:"input_artifact_ids"`
-	Files            []corpus.GenerationFile `json:"files"`
-	Supersedes       []string                `json:"supersedes"`
+	GenerationID     string      `json:"generation_id"`
+	InputCommitID    string      `json:"input_commit_id"`
+	InputArtifactIDs []string    `json:"input_artifact_ids"`
+	Files            []lightFile `json:"files"`
+	Supersedes       []string    `json:"supersedes"`
+}
+
+// lightFile is the part of a manifest's file the plan needs.
+type lightFile struct {
+	Table      string `json:"table"`
+	ByteLength int64  `json:"byte_length"`
+}
+
+// supersededGen is what the plan needs of a manifest it keeps only for
+// provenance: encoding/json skips the fields it does not name faster
+// than it stores them, and a corpus holds one such manifest per capture.
+type supersededGen struct {
+	GenerationID  string      `json:"generation_id"`
+	InputCommitID string      `json:"input_commit_id"`
+	Files         []lightFile `json:"files"`
+	Supersedes    []string    `json:"supersedes"`
 }
 
 func (o Options) resolve(ws *workspace.Workspace) (now time.Time, minAge time.Duration, keep int) {
@@ -155,14 +171,18 @@ func MakePlan(ctx context.Context, ws *workspace.Workspace, opt Options) (*Plan,
 	p.Roots.ReferencedBy = map[string]int{}
 
 	// Root commits: HEAD and its history.
-	rootCommits := map[string]corpus.Commit{head.CommitID: head}
-	c := head
+	rootCommits := map[string]lightCommit{head.CommitID: {ParentCommitID: head.ParentCommitID, Generations: head.Generations}}
+	c := rootCommits[head.CommitID]
 	for i := 1; i <= keep && c.ParentCommitID != nil; i++ {
-		parent, err := corpus.Read(root, *c.ParentCommitID)
-		if err != nil {
+		id := *c.ParentCommitID
+		parent, err := readCommit(root, id)
+		if errors.Is(err, fs.ErrNotExist) {
 			break // an older commit already collected ends the history
 		}
-		rootCommits[parent.CommitID] = parent
+		if err != nil {
+			return nil, err
+		}
+		rootCommits[id] = parent
 		c = parent
 	}
 
@@ -222,11 +242,14 @@ func MakePlan(ctx context.Context, ws *workspace.Workspace, opt Options) (*Plan,
 		}
 	}
 	for id := range refCommits {
-		if _, ok := rootCommits[id]; ok {
+		if _, ok := rootCommits[id]; ok || !digest.Valid(id) {
 			continue
 		}
-		if c, err := corpus.Read(root, id); err == nil {
+		c, err := readCommit(root, id)
+		if err == nil {
 			rootCommits[id] = c
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
 		}
 	}
 	p.Roots.Commits = len(rootCommits)
@@ -249,7 +272,7 @@ func MakePlan(ctx context.Context, ws *workspace.Workspace, opt Options) (*Plan,
 	for id := range full {
 		ids = append(ids, id)
 	}
-	for id, g := range readGens(root, ids) {
+	for id, g := range readGens(root, ids, true) {
 		full[id] = g
 	}
 	manifests := map[string]*lightGen{}
@@ -271,7 +294,7 @@ func MakePlan(ctx context.Context, ws *workspace.Workspace, opt Options) (*Plan,
 				todo = append(todo, id)
 			}
 		}
-		for id, g := range readGens(root, todo) {
+		for id, g := range readGens(root, todo, false) {
 			manifests[id] = g
 			if g != nil {
 				next = append(next, g.Supersedes...)
@@ -338,9 +361,39 @@ func MakePlan(ctx context.Context, ws *workspace.Workspace, opt Options) (*Plan,
 	return p, nil
 }
 
-// readGens reads the manifests of ids in parallel; a missing or damaged
+// lightCommit is the part of a commit the plan needs.
+type lightCommit struct {
+	ParentCommitID *string                `json:"parent_commit_id"`
+	Generations    []corpus.GenerationRef `json:"generations"`
+}
+
+// readCommit reads what a root commit names without verifying its
+// digests (validation does that): a damaged root can only keep more. A
+// commit that is missing (collected earlier) is fs.ErrNotExist; one that
+// does not parse stops the plan, since what it would keep is unknown.
+func readCommit(root, id string) (lightCommit, error) {
+	var c lightCommit
+	if !digest.Valid(id) {
+		return c, fault.New(fault.WorkspaceInvalid, "%q is not a commit id", id)
+	}
+	b, err := os.ReadFile(corpus.CommitPath(root, id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, err
+	}
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil {
+		return c, fault.Wrap(fault.WorkspaceInvalid, err, "read commit %s", id).With("file", "corpus/commits/"+strings.TrimPrefix(id, "sha256:")+".json").
+			Fix("Run `flameox validate` and repair the workspace before collecting garbage.")
+	}
+	return c, nil
+}
+
+// readGens reads the manifests of ids in parallel (full: with the input
+// artifacts, which only kept generations need); a missing or damaged
 // one maps to nil (referenced all the same: validation reports damage).
-func readGens(root string, ids []string) map[string]*lightGen {
+func readGens(root string, ids []string, full bool) map[string]*lightGen {
 	out := make(map[string]*lightGen, len(ids))
 	var mu sync.Mutex
 	work := make(chan string)
@@ -354,7 +407,15 @@ func readGens(root string, ids []string) map[string]*lightGen {
 				if validGenID(id) {
 					if b, err := os.ReadFile(filepath.Join(root, "generations", id, "manifest.json")); err == nil {
 						var lg lightGen
-						if json.Unmarshal(b, &lg) == nil && lg.GenerationID == id {
+						var err error
+						if full {
+							err = json.Unmarshal(b, &lg)
+						} else {
+							var sg supersededGen
+							err = json.Unmarshal(b, &sg)
+							lg = lightGen{GenerationID: sg.GenerationID, InputCommitID: sg.InputCommitID, Files: sg.Files, Supersedes: sg.Supersedes}
+						}
+						if err == nil && lg.GenerationID == id {
 							g = &lg
 						}
 					}
@@ -605,7 +666,7 @@ func validGenID(id string) bool {
 func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
 
 // planCommits lists commits beyond the kept history that nothing names.
-func (p *Plan) planCommits(root string, roots map[string]corpus.Commit, pinned map[string]bool, cutoff time.Time) {
+func (p *Plan) planCommits(root string, roots map[string]lightCommit, pinned map[string]bool, cutoff time.Time) {
 	ents, _ := os.ReadDir(filepath.Join(root, "corpus", "commits"))
 	for _, e := range ents {
 		hex, ok := strings.CutSuffix(e.Name(), ".json")
@@ -613,12 +674,15 @@ func (p *Plan) planCommits(root string, roots map[string]corpus.Commit, pinned m
 			continue
 		}
 		id := "sha256:" + hex
-		if _, ok := roots[id]; ok || pinned[id] || !olderThan(e, cutoff) {
+		if _, ok := roots[id]; ok || pinned[id] {
 			continue
 		}
-		it := Item{Kind: KindCommit, ID: id, Reason: "older than the kept history (retention.keep_commits) and no analysis, run set, comparison, finding or compaction names it"}
-		it.add(root, "corpus/commits/"+e.Name())
-		p.Items = append(p.Items, it)
+		fi, err := e.Info()
+		if err != nil || fi.ModTime().After(cutoff) {
+			continue
+		}
+		p.Items = append(p.Items, Item{Kind: KindCommit, ID: id, Paths: []string{"corpus/commits/" + e.Name()}, Bytes: fi.Size(), Files: 1,
+			Reason: "older than the kept history (retention.keep_commits) and no analysis, run set, comparison, finding or compaction names it"})
 	}
 }
 
