@@ -28,7 +28,13 @@ func readOnlyMount(t *testing.T, dir string) []string {
 		os.Remove(dir + "/.probe")
 		t.Fatalf("the read-only bind mount of %s is writable", dir)
 	}
-	if !strings.Contains(string(out), "Read-only file system") {
+	switch {
+	case strings.Contains(string(out), "Read-only file system"):
+	case strings.Contains(string(out), "Operation not permitted") || strings.Contains(string(out), "Permission denied"):
+		// A container's policy may forbid mount namespaces, as
+		// pkg/internal/tinyfs allows for: a skip, under CI=true too.
+		testenv.Skip(t, "read-only bind mount", "not allowed", "%v: %s", err, out)
+	default:
 		testenv.Unable(t, "read-only bind mount", "not allowed", "%v: %s", err, out)
 	}
 	return wrap
