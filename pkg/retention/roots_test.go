@@ -6,13 +6,17 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/flameox/flameox/pkg/artifact"
 	"github.com/flameox/flameox/pkg/broker"
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/capture/capturetest"
+	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/durable"
 	"github.com/flameox/flameox/pkg/fault"
+	"github.com/flameox/flameox/pkg/inquiry"
+	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/retention"
 	"github.com/flameox/flameox/pkg/workspace"
 )
@@ -141,5 +145,51 @@ func TestQuarantine(t *testing.T) {
 		if _, err := retention.ShowQuarantine(ws, bad); fault.As(err).Code != fault.InvalidArguments {
 			t.Errorf("show %q: %v", bad, err)
 		}
+	}
+}
+
+// TestFindingReferencesAreRoots: what a finding's evidence names — an
+// object no run registers, a superseded generation, a commit beyond the
+// kept history — is never listed; without the finding each would be.
+func TestFindingReferencesAreRoots(t *testing.T) {
+	ctx := context.Background()
+	for _, cited := range []bool{false, true} {
+		t.Run(map[bool]string{false: "uncited", true: "cited"}[cited], func(t *testing.T) {
+			ws := capturetest.Workspace(t)
+			capturetest.Import(t, ws, "collector_metadata", files(t, "a", 1)...)
+			old, _ := corpus.Head(ws.Root)
+			gen := old.Generations[0].GenerationID
+			capturetest.Import(t, ws, "collector_metadata", files(t, "b", 1)...)
+			pub := publish.New(ws, publish.Options{})
+			if _, err := pub.Compact(ctx); err != nil {
+				t.Fatal(err)
+			}
+			art := placeUnregistered(t, ws, "cited object")
+			if cited {
+				// The finding was checked at the old commit, which its
+				// evidence references record.
+				refs := []inquiry.EvidenceRef{{RefType: "artifact", RefID: art, Relation: "supports"},
+					{RefType: "generation", RefID: gen, Relation: "supports"}}
+				f := &inquiry.Finding{FindingID: "fnd-roots", Revision: 1, Kind: inquiry.FindingBehavior, Title: "t", Claim: "c",
+					EvidenceLevel: inquiry.LevelDerived, Confidence: "low", Assessment: inquiry.Unassessed, Lifecycle: inquiry.Active, CreatedAt: time.Now()}
+				if _, err := pub.PublishFinding(ctx, f, refs, refs, old.CommitID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := retention.MakePlan(ctx, ws, retention.Options{MinAge: &zero, KeepCommits: keep(0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct{ kind, id string }{
+				{retention.KindArtifact, art}, {retention.KindSuperseded, gen}, {retention.KindCommit, old.CommitID},
+			} {
+				if listed := slices.Contains(ids(p, c.kind), c.id); listed == cited {
+					t.Errorf("%s %s listed=%v with the finding cited=%v", c.kind, c.id, listed, cited)
+				}
+			}
+			if cited && p.Roots.ReferencedBy["finding"] == 0 {
+				t.Errorf("referenced by %v", p.Roots.ReferencedBy)
+			}
+		})
 	}
 }
