@@ -48,9 +48,12 @@ func gcCmd(ctx context.Context, c *Context, args []string) error {
 	apply := fs.Bool("apply", false, "move what the plan lists to trash (default: print the plan only)")
 	planDigest := fs.String("plan", "", "with --apply: refuse unless the fresh plan has this digest (the dry run prints it)")
 	minAge := fs.String("min-age", "", "collect nothing younger, e.g. 0s, 36h, 7d (default: retention.min_age_seconds)")
-	keep := fs.Int("keep-commits", -1, "commits before HEAD kept whole (default: retention.keep_commits)")
+	keep := fs.Int("keep-commits", 0, "commits before HEAD kept whole (default: retention.keep_commits)")
 	if err := c.parse(fs, args); err != nil {
 		return err
+	}
+	if !fs.Changed("keep-commits") {
+		*keep = -1
 	}
 	if fs.NArg() != 0 {
 		return cli.Usagef("gc takes no arguments (its verbs: list, restore, purge)")

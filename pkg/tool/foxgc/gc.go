@@ -25,12 +25,15 @@ func runRetention(ctx context.Context, env *cli.Env, verb string, args []string)
 		apply = fs.Bool("apply", false, "move what the plan lists to trash (default: print the plan only)")
 		planDigest = fs.String("plan", "", "with --apply: refuse unless the fresh plan has this digest")
 		minAge = fs.String("min-age", "", "collect nothing younger (default: retention.min_age_seconds)")
-		keep = fs.Int("keep-commits", -1, "commits before HEAD kept whole (default: retention.keep_commits)")
+		keep = fs.Int("keep-commits", 0, "commits before HEAD kept whole (default: retention.keep_commits)")
 	case "purge":
 		olderThan = fs.String("older-than", "", "delete trash older than this (default: retention.purge_after_days)")
 	}
 	if err := cli.Parse(fs, args); err != nil {
 		return err
+	}
+	if keep != nil && !fs.Changed("keep-commits") {
+		*keep = -1
 	}
 	ws, err := workspace.Discover(env.Dir, *wsDir)
 	if err != nil {
