@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"sync"
@@ -22,6 +23,8 @@ type hashJob struct {
 	size    int64
 	subject Ref
 	gen     string // the generation of a Parquet file, "" for an artifact
+	// supersededBy is the generation that replaced gen, "" for a live one.
+	supersededBy string
 }
 
 type hashOutcome struct {
@@ -51,6 +54,18 @@ func (s *state) hashAll(ctx context.Context, workers int) error {
 		for _, lf := range live[t] {
 			jobs = append(jobs, hashJob{file: lf.file.Path, abs: lf.abs, want: lf.file.SHA256, size: lf.file.ByteLength,
 				subject: Ref{Type: "generation", ID: lf.gen.GenerationID}, gen: lf.gen.GenerationID})
+		}
+	}
+	// Superseded generations' files still on disk (retention removes them
+	// once no commit needs them): a missing one is not damage.
+	for _, sg := range s.superseded {
+		for _, f := range sg.gen.Files {
+			abs := filepath.Join(s.root, filepath.FromSlash(f.Path))
+			if fi, err := os.Lstat(abs); err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			jobs = append(jobs, hashJob{file: f.Path, abs: abs, want: f.SHA256, size: f.ByteLength,
+				subject: Ref{Type: "generation", ID: sg.gen.GenerationID}, gen: sg.gen.GenerationID, supersededBy: sg.by})
 		}
 	}
 	// Largest first, so one big file does not start last and run alone.
@@ -107,14 +122,23 @@ feed:
 			} else {
 				p.Code = CodeEvidenceDigest
 				p.Message = fmt.Sprintf("%s (%d bytes) hashes to %s; generation %s recorded %s", j.file, o.n, o.got, j.gen, j.want)
+				if j.supersededBy != "" {
+					p.Message += fmt.Sprintf(" (superseded by generation %s, which holds its rows)", j.supersededBy)
+				}
 			}
 		default:
 			continue
 		}
-		if j.gen == "" {
+		switch {
+		case j.gen == "":
 			s.objects[j.want].damaged = p.Code
 			s.col.add(p)
-		} else {
+		case j.supersededBy != "":
+			s.supersededBy[j.gen] = j.supersededBy
+			s.damagedFiles[p.File] = true
+			s.depend("generation", j.gen, Ref{Type: "generation", ID: j.supersededBy, Relation: "supersedes"})
+			s.col.add(p)
+		default:
 			s.addFileProblem(j.gen, p)
 		}
 	}

@@ -321,7 +321,7 @@ func TestRepair(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Applied) != 3 || res.CommitID == plan.CommitID {
+	if len(res.Applied) != 4 || res.CommitID == plan.CommitID {
 		t.Fatalf("applied %+v", res)
 	}
 	after := validate(t, ws, integrity.Full)
@@ -406,5 +406,55 @@ func TestValidateTakesNoWriteLock(t *testing.T) {
 		if res := validate(t, ws, level); !res.Valid {
 			t.Errorf("%s: %v", level, codes(res))
 		}
+	}
+}
+
+// TestSupersededFiles: after compaction the replaced generations' files
+// stay on disk; a changed byte in one is found by full validation (not by
+// quick) and repaired by setting the file aside. A damaged compacted
+// segment cannot be rebuilt from artifacts: the plan says what is lost.
+func TestSupersededFiles(t *testing.T) {
+	ctx := context.Background()
+	ws := capturetest.Workspace(t)
+	capturetest.Import(t, ws, "", sample)
+	capturetest.Import(t, ws, "", fgprof)
+	before, _ := corpus.Pin(ws.Root)
+	old := before.Generations[0]
+	if res, err := publisher(ws).Compact(ctx); err != nil || !res.Compacted {
+		t.Fatalf("compact: %v %v", res, err)
+	}
+	var frames corpus.GenerationFile
+	for _, f := range old.Files {
+		if f.Table == "frames" {
+			frames = f
+		}
+	}
+	flipByte(t, filepath.Join(ws.Root, filepath.FromSlash(frames.Path)), frames.ByteLength/2)
+	if res := validate(t, ws, integrity.Quick); !res.Valid {
+		t.Errorf("quick found %v", codes(res))
+	}
+	res := validate(t, ws, integrity.Full)
+	p := find(res, integrity.CodeEvidenceDigest)
+	if res.Valid || p == nil || p.File != frames.Path || !strings.Contains(p.Message, "superseded by") {
+		t.Fatalf("full: %v", codes(res))
+	}
+	plan, err := integrity.Plan(ctx, ws)
+	if err != nil || len(plan.Actions) != 1 || plan.Actions[0].Kind != integrity.ActionQuarantineFile || len(plan.Unresolved) != 0 {
+		t.Fatalf("plan %+v %v", plan, err)
+	}
+	if _, err := integrity.Apply(ctx, ws, plan.PlanDigest, publisher(ws)); err != nil {
+		t.Fatal(err)
+	}
+	if res := validate(t, ws, integrity.Full); !res.Valid || res.Total != 0 {
+		t.Fatalf("after repair: %v", codes(res))
+	}
+
+	// The live, compacted segment: unresolved, with what is lost.
+	seg := headFiles(t, ws)[0]
+	flipByte(t, filepath.Join(ws.Root, filepath.FromSlash(seg.Path)), seg.ByteLength/2)
+	plan, err = integrity.Plan(ctx, ws)
+	if err != nil || len(plan.Actions) != 0 || len(plan.Unresolved) != 1 ||
+		!strings.Contains(plan.Unresolved[0].Why, "compact") || !strings.Contains(plan.Unresolved[0].Loses, seg.Table) {
+		t.Fatalf("plan for a damaged segment %+v %v", plan, err)
 	}
 }

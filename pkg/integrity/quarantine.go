@@ -89,16 +89,16 @@ func (q *quarantineManifest) artifactID() string {
 	return "sha256:" + rest[3:]
 }
 
-// quarantineObject moves the object directory rel into a new quarantine
-// entry. The caller holds the write and retention locks.
+// quarantineObject moves rel (an object directory, or a damaged file of a
+// superseded generation) into a new quarantine entry. The caller holds the write and retention locks.
 func quarantineObject(ctx context.Context, root, rel, operation, reason string, now time.Time) (string, error) {
 	src := filepath.Join(root, filepath.FromSlash(rel))
 	fi, err := os.Lstat(src)
 	if err != nil {
 		return "", fault.Wrap(fault.ArtifactIntegrityFailed, err, "quarantine %s", rel).With("file", rel)
 	}
-	if !fi.IsDir() {
-		return "", fault.New(fault.ArtifactIntegrityFailed, "%s is not an object directory (%s); refusing to move it", rel, fi.Mode().Type()).With("file", rel)
+	if !fi.IsDir() && !fi.Mode().IsRegular() {
+		return "", fault.New(fault.ArtifactIntegrityFailed, "%s is neither a directory nor a regular file (%s); refusing to move it", rel, fi.Mode().Type()).With("file", rel)
 	}
 	var files []quarantineFile
 	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {

@@ -3,6 +3,8 @@ package integrity
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -22,9 +24,10 @@ import (
 const (
 	ActionResumeQuarantine     = "resume_quarantine"
 	ActionQuarantineArtifact   = "quarantine_artifact"
+	ActionQuarantineFile       = "quarantine_superseded_file"
 	ActionRepublishGeneration  = "republish_generation"
 	ActionRebuildCatalog       = "rebuild_catalog"
-	republishedTablesSentence  = "nothing: the rows are extracted again from the runs' intact native artifacts into a generation that supersedes this one; the damaged files stay on disk, superseded, until garbage collection"
+	republishedTablesSentence  = "nothing: the rows are extracted again from the runs' intact native artifacts into a generation that supersedes this one; its damaged files then move to quarantine/"
 	rebuildCatalogLossSentence = "nothing: catalog.duckdb is derived from the corpus"
 )
 
@@ -129,6 +132,18 @@ func (s *state) plan() (*RepairPlan, error) {
 		p.Actions = append(p.Actions, Action{Kind: ActionQuarantineArtifact, Target: Ref{Type: "artifact", ID: id}, Because: because, Files: files, Runs: runs,
 			Does:  fmt.Sprintf("move %s to quarantine/ with a manifest; the %d run(s) registering it keep their registrations", o.rel, len(runs)),
 			Loses: "the damaged bytes leave the store; re-extracting or opening those runs' copy needs the original file again (re-import it)"})
+	}
+	// 1b. Set aside damaged files of superseded generations: no reader
+	// reads them, their rows live in the generation that replaced them.
+	for i, pr := range res.Problems {
+		if pr.Subject == nil || pr.Subject.Type != "generation" || s.supersededBy[pr.Subject.ID] == "" || pr.Severity != SeverityError {
+			continue
+		}
+		handled[i] = true
+		p.Actions = append(p.Actions, Action{Kind: ActionQuarantineFile, Target: Ref{Type: "file", ID: pr.File}, Because: []string{pr.Code},
+			Files: []string{pr.File}, Runs: []string{},
+			Does:  fmt.Sprintf("move %s to quarantine/ with a manifest: generation %s was superseded by %s", pr.File, pr.Subject.ID, s.supersededBy[pr.Subject.ID]),
+			Loses: "nothing: the superseding generation holds these rows; only `flameox evidence get generation` of the old generation loses the file"})
 	}
 	// 2. Republish damaged generations from intact native artifacts.
 	for _, g := range s.gens {
@@ -379,6 +394,16 @@ func Apply(ctx context.Context, ws *workspace.Workspace, planDigest string, pub 
 		}
 		out.Applied = append(out.Applied, AppliedAction{Kind: a.Kind, Target: a.Target, Quarantine: qid})
 	}
+	for _, a := range plan.Actions {
+		if a.Kind != ActionQuarantineFile {
+			continue
+		}
+		qid, err := quarantineObject(ctx, ws.Root, a.Target.ID, "repair:"+planDigest, strings.Join(a.Because, ", ")+": "+a.Does, now)
+		if err != nil {
+			return out, err
+		}
+		out.Applied = append(out.Applied, AppliedAction{Kind: a.Kind, Target: a.Target, Quarantine: qid})
+	}
 	unlock()
 	faultpoint.Hit(StepQuarantined)
 	expect := plan.CommitID
@@ -408,6 +433,11 @@ func Apply(ctx context.Context, ws *workspace.Workspace, planDigest string, pub 
 		out.CommitID = expect
 		out.Applied = append(out.Applied, AppliedAction{Kind: a.Kind, Target: a.Target, GenerationID: res.GenerationID, CommitID: res.CommitID})
 		faultpoint.Hit(StepRepublished)
+		// The damaged files are superseded now: set them aside, so full
+		// validation does not find them again.
+		if err := quarantineFiles(ctx, ws, a, planDigest, now, out); err != nil {
+			return out, err
+		}
 	}
 	for _, a := range plan.Actions {
 		if a.Kind != ActionRebuildCatalog {
@@ -419,6 +449,37 @@ func Apply(ctx context.Context, ws *workspace.Workspace, planDigest string, pub 
 		out.Applied = append(out.Applied, AppliedAction{Kind: a.Kind, Target: a.Target})
 	}
 	return out, nil
+}
+
+// quarantineFiles moves the damaged files of a republished generation to
+// quarantine under the write and retention locks.
+func quarantineFiles(ctx context.Context, ws *workspace.Workspace, a Action, planDigest string, now time.Time, out *ApplyResult) error {
+	locks := ws.Locks()
+	releaseW, err := locks.Lock(ctx, lock.Write, false)
+	if err != nil {
+		return err
+	}
+	defer releaseW()
+	releaseR, err := locks.Lock(ctx, lock.Retention, false)
+	if err != nil {
+		return err
+	}
+	defer releaseR()
+	for _, f := range a.Files {
+		if !strings.HasPrefix(f, "evidence/") {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(ws.Root, filepath.FromSlash(f))); err != nil {
+			continue // a missing file: nothing to set aside
+		}
+		qid, err := quarantineObject(ctx, ws.Root, f, "repair:"+planDigest,
+			fmt.Sprintf("%s: generation %s was republished from its native artifacts", strings.Join(a.Because, ", "), a.Target.ID), now)
+		if err != nil {
+			return err
+		}
+		out.Applied = append(out.Applied, AppliedAction{Kind: ActionQuarantineFile, Target: Ref{Type: "file", ID: f}, Quarantine: qid})
+	}
+	return nil
 }
 
 func appendUnique(list []string, v string) []string {

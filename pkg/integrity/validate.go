@@ -83,8 +83,13 @@ type state struct {
 	quarantined map[string]string
 	// interrupted are quarantine entries a crash left in state "moving".
 	interrupted []interruption
-	runs        map[string]*run.Manifest
-	catalogBad  bool
+	// superseded are replaced generations whose manifests remain.
+	superseded []superseded
+	// supersededBy maps a superseded generation to the one that replaced
+	// it, for those whose files full validation found damaged.
+	supersededBy map[string]string
+	runs         map[string]*run.Manifest
+	catalogBad   bool
 	// deps maps "type:id" to the records that depend on it.
 	deps map[string][]Ref
 }
@@ -180,7 +185,7 @@ func scan(ctx context.Context, ws *workspace.Workspace, level Level, opts Option
 	s := &state{root: ws.Root, level: level,
 		res:     &IntegrityResult{SchemaVersion: SchemaVersion, Level: level},
 		badGens: map[string][]string{}, damagedFiles: map[string]bool{}, unreadable: map[string]bool{}, objects: map[string]*objectInfo{},
-		quarantined: map[string]string{}, runs: map[string]*run.Manifest{}, deps: map[string][]Ref{}}
+		quarantined: map[string]string{}, supersededBy: map[string]string{}, runs: map[string]*run.Manifest{}, deps: map[string][]Ref{}}
 	s.checkCorpus()
 	if err := ctx.Err(); err != nil {
 		return nil, fault.Wrap(fault.ProcessCancelled, err, "validation cancelled")
@@ -248,6 +253,56 @@ func (s *state) checkCorpus() {
 	}
 	for _, ref := range head.Generations {
 		s.checkGeneration(ref)
+	}
+	s.findSuperseded()
+}
+
+// superseded is a generation a live one replaced whose manifest is still
+// on disk: its files stay until retention removes them, reachable through
+// the superseding manifest (docs/storage.md), so full validation hashes
+// those that are there.
+type superseded struct {
+	gen *corpus.Generation
+	by  string
+}
+
+// findSuperseded follows the live generations' supersedes lists through
+// chains of compactions, each manifest verified against the digest the
+// superseding publication's input commit pinned (as corpus.FindGeneration
+// does). A manifest or commit retention already removed ends the chain.
+func (s *state) findSuperseded() {
+	seen := map[string]bool{}
+	for _, g := range s.gens {
+		seen[g.GenerationID] = true
+	}
+	queue := append([]*corpus.Generation(nil), s.gens...)
+	for len(queue) > 0 {
+		sup := queue[0]
+		queue = queue[1:]
+		if len(sup.Supersedes) == 0 {
+			continue
+		}
+		c, err := corpus.Read(s.root, sup.InputCommitID)
+		if err != nil {
+			continue
+		}
+		refs := map[string]corpus.GenerationRef{}
+		for _, r := range c.Generations {
+			refs[r.GenerationID] = r
+		}
+		for _, id := range sup.Supersedes {
+			ref, ok := refs[id]
+			if !ok || seen[id] {
+				continue
+			}
+			seen[id] = true
+			old, err := corpus.ReadGeneration(s.root, ref, true)
+			if err != nil {
+				continue
+			}
+			s.superseded = append(s.superseded, superseded{gen: old, by: sup.GenerationID})
+			queue = append(queue, old)
+		}
 	}
 }
 
@@ -330,24 +385,32 @@ func (s *state) readQuarantine() {
 			continue
 		}
 		m, err := readQuarantineManifest(s.root, e.Name())
-		if err != nil || m.artifactID() == "" {
+		if err != nil {
 			continue
 		}
+		aid := m.artifactID()
 		switch m.State {
 		case stateQuarantined:
-			s.quarantined[m.artifactID()] = "quarantine/" + e.Name()
+			if aid != "" {
+				s.quarantined[aid] = "quarantine/" + e.Name()
+			}
 		case stateMoving:
 			_, err := os.Lstat(filepath.Join(s.root, "quarantine", e.Name(), filepath.FromSlash(m.StoredPath)))
 			in := interruption{id: e.Name(), entry: m, moved: err == nil}
 			s.interrupted = append(s.interrupted, in)
-			what := "its object never moved"
+			what := "it never moved"
 			if in.moved {
-				what = "its object moved, the journal was not closed"
-				s.quarantined[m.artifactID()] = "quarantine/" + e.Name()
+				what = "it moved, the journal was not closed"
+				if aid != "" {
+					s.quarantined[aid] = "quarantine/" + e.Name()
+				}
 			}
-			s.col.add(Problem{Severity: SeverityWarning, Code: CodeQuarantineInterrupted, File: "quarantine/" + e.Name(),
-				Subject: &Ref{Type: "artifact", ID: m.artifactID()}, Message: "a repair was interrupted while quarantining " + m.artifactID() + ": " + what,
-				Remediation: repairFix})
+			p := Problem{Severity: SeverityWarning, Code: CodeQuarantineInterrupted, File: "quarantine/" + e.Name(),
+				Message: "a repair was interrupted while quarantining " + m.OriginalPath + ": " + what, Remediation: repairFix}
+			if aid != "" {
+				p.Subject = &Ref{Type: "artifact", ID: aid}
+			}
+			s.col.add(p)
 		}
 	}
 }

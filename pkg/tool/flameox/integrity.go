@@ -122,6 +122,8 @@ func repairCmd(ctx context.Context, c *Context, args []string) error {
 			switch a.Kind {
 			case integrity.ActionResumeQuarantine:
 				fmt.Fprintf(w, "resumed the interrupted %s\n", a.Quarantine)
+			case integrity.ActionQuarantineFile:
+				fmt.Fprintf(w, "quarantined %s in %s\n", a.Target.ID, a.Quarantine)
 			case integrity.ActionQuarantineArtifact:
 				fmt.Fprintf(w, "quarantined %s in %s\n", a.Target.ID, a.Quarantine)
 			case integrity.ActionRepublishGeneration:
