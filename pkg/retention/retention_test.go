@@ -293,6 +293,15 @@ func TestApplyRestorePurge(t *testing.T) {
 		}
 	}
 	checkIntact(t, w)
+	commits := ids(plan, retention.KindCommit)
+	for _, c := range commits {
+		if !retention.CommitCollected(w.ws.Root, c) {
+			t.Errorf("collected commit %s has no marker", c)
+		}
+	}
+	if head, _ := corpus.HeadID(w.ws.Root); retention.CommitCollected(w.ws.Root, head) {
+		t.Error("HEAD is marked collected")
+	}
 	again, err := retention.MakePlan(ctx, w.ws, opt)
 	if err != nil || len(again.Items) != 0 {
 		t.Fatalf("after apply the plan lists %+v (%v)", again.Items, err)
@@ -306,6 +315,11 @@ func TestApplyRestorePurge(t *testing.T) {
 		got, err := os.ReadFile(path)
 		if err != nil || !bytes.Equal(got, b) {
 			t.Errorf("%s not restored exactly: %v", path, err)
+		}
+	}
+	for _, c := range commits {
+		if retention.CommitCollected(w.ws.Root, c) {
+			t.Errorf("restored commit %s is still marked collected", c)
 		}
 	}
 	if _, err := retention.Restore(ctx, w.ws, res.TrashID); err == nil {

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/flameox/flameox/pkg/durable"
@@ -201,6 +202,9 @@ func Apply(ctx context.Context, ws *workspace.Workspace, opt Options, expect str
 		return nil, err
 	}
 	res.TrashID = id
+	if err := markCollected(ws.Root, m); err != nil {
+		return res, err
+	}
 	faultpoint.Hit(StepManifestWritten)
 	for _, e := range m.Entries {
 		for _, rel := range e.Paths {
@@ -317,12 +321,83 @@ func putBack(root string, m *Manifest, final string) error {
 		}
 		faultpoint.Hit(StepItemRestored)
 	}
+	if err := unmarkCollected(root, m); err != nil {
+		return err
+	}
 	m.State, m.UpdatedAt = final, time.Now().UTC()
 	if err := writeState(root, m); err != nil {
 		return err
 	}
 	faultpoint.Hit(StepRestored)
 	return nil
+}
+
+// CollectedDir holds an empty marker corpus/collected/<hex> for every
+// commit gc moved to trash (kept after purge), so that a walk of the
+// history (validation) can tell the end of the retained history from a
+// commit that went missing.
+const CollectedDir = "corpus/collected"
+
+// CommitCollected reports whether gc collected commit id: its marker
+// exists. A missing ancestor with a marker is where the kept history
+// ends; one without is damage.
+func CommitCollected(root, id string) bool {
+	hex, ok := strings.CutPrefix(id, "sha256:")
+	if !ok || len(hex) != 64 || !allHex([]byte(hex)) {
+		return false
+	}
+	fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(CollectedDir), hex))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// markCollected writes the markers of m's commits before any of them
+// moves (a marker whose commit is still there means nothing).
+func markCollected(root string, m *Manifest) error {
+	dir := filepath.Join(root, filepath.FromSlash(CollectedDir))
+	made := false
+	for _, e := range m.Entries {
+		if e.Kind != KindCommit {
+			continue
+		}
+		if !made {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return fault.Wrap(fault.WorkspaceInvalid, err, "create %s", CollectedDir)
+			}
+			if err := noLinkedComponents(root, dir, false); err != nil {
+				return err
+			}
+			made = true
+		}
+		f, err := os.OpenFile(filepath.Join(dir, strings.TrimPrefix(e.ID, "sha256:")), os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+		if err != nil {
+			return fault.Wrap(fault.WorkspaceInvalid, err, "mark commit %s collected", e.ID)
+		}
+		f.Close()
+	}
+	if !made {
+		return nil
+	}
+	return durable.SyncDirs(dir, filepath.Dir(dir))
+}
+
+// unmarkCollected removes the markers of m's commits once they are back.
+func unmarkCollected(root string, m *Manifest) error {
+	dir := filepath.Join(root, filepath.FromSlash(CollectedDir))
+	removed := false
+	for _, e := range m.Entries {
+		if e.Kind != KindCommit {
+			continue
+		}
+		err := os.Remove(filepath.Join(dir, strings.TrimPrefix(e.ID, "sha256:")))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fault.Wrap(fault.WorkspaceInvalid, err, "unmark commit %s", e.ID)
+		}
+		removed = removed || err == nil
+	}
+	if !removed {
+		return nil
+	}
+	return durable.SyncDir(dir)
 }
 
 // resume puts back every trash whose apply or restore was interrupted.
