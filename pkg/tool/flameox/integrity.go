@@ -148,7 +148,11 @@ func renderRepairPlan(w io.Writer, p *integrity.RepairPlan) {
 		fmt.Fprintf(w, "nothing to repair: full validation at commit %s found no problem\n", corpus.Short(p.CommitID))
 		return
 	}
-	fmt.Fprintf(w, "repair plan %s at commit %s\n", p.PlanDigest, corpus.Short(p.CommitID))
+	at := "commit " + corpus.Short(p.CommitID)
+	if p.CommitID == "" {
+		at = "an unreadable HEAD"
+	}
+	fmt.Fprintf(w, "repair plan %s at %s\n", p.PlanDigest, at)
 	for _, a := range p.Actions {
 		fmt.Fprintf(w, "%s %s %s (%s)\n", a.Kind, a.Target.Type, a.Target.ID, strings.Join(a.Because, ", "))
 		fmt.Fprintf(w, "    does:  %s\n", cli.Safe(a.Does))
