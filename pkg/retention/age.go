@@ -20,7 +20,7 @@ func ParseAge(s string) (time.Duration, error) {
 	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
 		if n, ok := strings.CutSuffix(s, suffix); ok {
 			v, err := strconv.ParseFloat(n, 64)
-			if err != nil || v < 0 || v > 1e5 {
+			if err != nil || !(v >= 0 && v <= 1e5) { // NaN fails both
 				return 0, bad
 			}
 			return time.Duration(v * float64(unit)), nil
