@@ -39,7 +39,7 @@ const (
 type PyTorchRequest struct {
 	Input string `json:"input" jsonschema:"trace artifact id (sha256:...), or a run id (its newest trace)"`
 	Limit int    `json:"limit,omitempty" jsonschema:"rows per list (default 20, max 1000)"`
-	Sort  string `json:"sort,omitempty" jsonschema:"operator order: self (self CPU time, default), total (CPU time with children), device (device time), count"`
+	Sort  string `json:"sort,omitempty" jsonschema:"self (default), total, device or count"`
 }
 
 // Flags registers --limit and --sort (`flameox analyze pytorch`).

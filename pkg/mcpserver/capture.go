@@ -21,7 +21,7 @@ import (
 )
 
 type planInput struct {
-	Adapter    string      `json:"adapter" jsonschema:"capture adapter (list_capabilities says which are available); process records the process outcome only"`
+	Adapter    string      `json:"adapter" jsonschema:"capture adapter (list_capabilities); process records the outcome only"`
 	Workload   string      `json:"workload" jsonschema:"declared workload name from flameox.toml (list_workloads)"`
 	Parameters ParamValues `json:"parameters,omitempty"`
 }

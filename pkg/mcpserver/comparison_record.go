@@ -16,7 +16,7 @@ import (
 // nothing and says it was already recorded, hence idempotent.
 func (s *server) addComparisonRecordTools() {
 	addTool(s, &mcp.Tool{Name: "record_comparison",
-		Description: "compare_run_sets, then persist the comparison (comparisons, analyses, evidence_refs rows) with the commit it read; the same comparison again is reported already recorded. An invalid one is recorded and returned as COMPARISON_INVALID.",
+		Description: "compare_run_sets, then persist the comparison with the commit it read; the same one again is reported, an invalid one recorded and returned as COMPARISON_INVALID.",
 		Annotations: &mcp.ToolAnnotations{Title: "Record comparison", IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, s.recordComparison, enum("polarity", inquiry.LowerIsBetter, inquiry.HigherIsBetter, inquiry.Neutral))
 }

@@ -14,7 +14,7 @@ const diffLimit = 10
 // addDiffTools registers the profile-diff tools.
 func (s *server) addDiffTools() {
 	addTool(s, &mcp.Tool{Name: "analyze_diff",
-		Description: "What changed between two profiles (base, candidate: run or artifact ids): functions ranked by their self-value change, with inclusive change, as go tool pprof -top -diff_base shows; says where samples moved, not why.",
+		Description: "What changed between two profiles (run or artifact ids): functions by self-value change, with inclusive change, as go tool pprof -top -diff_base.",
 		Annotations: readOnly("Analyze profile diff")}, s.analyzeDiff, limitSchema(diffLimit))
 }
 

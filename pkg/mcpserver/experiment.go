@@ -64,7 +64,7 @@ func (s *server) addExperimentTools() {
 		Description: "Compare two variants' frozen run sets block by block: median paired ratio with its confidence interval, the decision against practical_threshold, and the validity with every mismatch named.",
 		Annotations: readOnly("Compare run sets")}, s.compareRunSets, enum("polarity", inquiry.LowerIsBetter, inquiry.HigherIsBetter, inquiry.Neutral))
 	addTool(s, &mcp.Tool{Name: "start_experiment",
-		Description: "Run the experiment a plan_token names as a background job: each trial is captured and published; poll get_job (progress per trial), cancel_job stops it and records the rest unattempted.",
+		Description: "Run the experiment a plan_token names as a background job, each trial captured and published; poll get_job; cancel_job records the rest unattempted.",
 		Annotations: &mcp.ToolAnnotations{Title: "Start experiment job", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, s.startExperiment)
 }

@@ -16,7 +16,7 @@ const failuresLimit = 8
 // addFailuresTools registers analyze_failures.
 func (s *server) addFailuresTools() {
 	addTool(s, &mcp.Tool{Name: "analyze_failures",
-		Description: "Whether failures cluster: every attempt's failures grouped by collector, workload, parameter, environment, source state, outcome and error shape, with failure rates and competing explanations side by side.",
+		Description: "Whether failures cluster: failures grouped by collector, workload, parameter, environment, source state, outcome and error, with rates and competing explanations.",
 		Annotations: readOnly("Analyze failures")}, s.analyzeFailures, limitSchema(failuresLimit))
 }
 

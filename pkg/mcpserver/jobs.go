@@ -365,7 +365,7 @@ type getJobInput struct {
 func (s *server) addJobTools() {
 	s.jobs = newJobStore(s.opts)
 	addTool(s, &mcp.Tool{Name: "start_capture",
-		Description: "Run the capture a plan_token names as a background job and return at once with its job_id; use instead of execute_capture_plan when the capture may outlast the host's tool timeout, then poll get_job.",
+		Description: "Run the capture a plan_token names as a background job, returning its job_id at once (for captures that may outlast the host's timeout); poll get_job.",
 		Annotations: &mcp.ToolAnnotations{Title: "Start capture job", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, s.startCapture)
 	addTool(s, &mcp.Tool{Name: "get_job",

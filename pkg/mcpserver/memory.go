@@ -17,7 +17,7 @@ const memoryLimit = 5
 // addMemoryTools registers analyze_memory.
 func (s *server) addMemoryTools() {
 	addTool(s, &mcp.Tool{Name: "analyze_memory",
-		Description: "Why memory grows (memray, massif, heaptrack, Go heap): figures with their concepts, top retained/peak/allocating stacks, the heap over time; with against, what grew by stack, and for two run sets the comparison that decides.",
+		Description: "Why memory grows (memray, massif, heaptrack, Go heap): figures, top retained/peak/allocating stacks, heap over time; with against, what grew, and for run sets the decision.",
 		Annotations: readOnly("Analyze memory")}, s.analyzeMemory, limitSchema(memoryLimit))
 }
 

@@ -50,7 +50,7 @@ func paramSchema(sch *jsonschema.Schema) {
 	}
 	p.Type, p.Types = "object", nil
 	p.AdditionalProperties = &jsonschema.Schema{Types: []string{"string", "number", "boolean"}}
-	p.Description = "values of the workload's declared parameters (see get_workload): strings, numbers or booleans; omitted ones take their default"
+	p.Description = "the workload's declared parameters (get_workload); omitted ones take their default"
 }
 
 // Redaction: no MCP result carries a command line, an executable path or

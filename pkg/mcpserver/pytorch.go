@@ -14,7 +14,7 @@ const pytorchLimit = 20
 // addPyTorchTools registers analyze_pytorch.
 func (s *server) addPyTorchTools() {
 	addTool(s, &mcp.Tool{Name: "analyze_pytorch",
-		Description: "A torch.profiler trace: operators (self/total CPU, device time, shapes), sync, device idle gaps, warm-up vs steady steps, repeated small ops, memory.",
+		Description: "A torch.profiler trace: operators (CPU, device, shapes), sync, device idle gaps, warm-up vs steady steps, small ops, memory.",
 		Annotations: readOnly("Analyze PyTorch trace")}, s.analyzePyTorch, limitSchema(pytorchLimit))
 }
 

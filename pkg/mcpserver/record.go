@@ -107,8 +107,8 @@ func recipeNames() []string {
 
 // recordInput is record_analysis's request.
 type recordInput struct {
-	Recipe    string         `json:"recipe" jsonschema:"the analysis to record: hotspots (analyze_hotspots), scaling (analyze_scaling), memory (analyze_memory), execution (analyze_execution), pytorch (analyze_pytorch) or failures (analyze_failures)"`
-	Arguments map[string]any `json:"arguments" jsonschema:"the recipe's analysis tool arguments, e.g. {\"input\": RUN_ID} for hotspots, {\"experiment_id\": ID} for scaling, {\"input\": RUN_OR_SET} for memory"`
+	Recipe    string         `json:"recipe" jsonschema:"hotspots, scaling, memory, execution, pytorch or failures (analyze_<recipe>)"`
+	Arguments map[string]any `json:"arguments" jsonschema:"the arguments of the recipe's analyze_ tool, e.g. {\"input\": RUN_ID}"`
 }
 
 // RecordResult is record_analysis's result: where the analysis was
@@ -126,7 +126,7 @@ type RecordResult struct {
 
 func (s *server) addRecordTools() {
 	addTool(s, &mcp.Tool{Name: "record_analysis",
-		Description: "Persist an analysis (recipe hotspots: analyze_hotspots's arguments; scaling: analyze_scaling's; memory: analyze_memory's; execution: analyze_execution's; pytorch: analyze_pytorch's; failures: analyze_failures's) with its commit and inputs as analysis evidence; analyses themselves never write.",
+		Description: "Persist an analysis (a recipe and its analyze_ tool's arguments) with its commit and inputs as evidence; analyses themselves never write.",
 		Annotations: &mcp.ToolAnnotations{Title: "Record analysis", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, s.recordAnalysis, enum("recipe", recipeNames()...), func(sch *jsonschema.Schema) {
 		if p := sch.Properties["arguments"]; p != nil {

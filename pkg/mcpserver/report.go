@@ -15,7 +15,7 @@ type summarizeInput struct {
 // addReportTools registers summarize_investigation.
 func (s *server) addReportTools() {
 	addTool(s, &mcp.Tool{Name: "summarize_investigation",
-		Description: "An investigation as one report: question, hypotheses, each experiment's design and trial outcomes (first 500 trials), recorded comparisons, analyses and the findings citing them, with the ids behind every number.",
+		Description: "An investigation as one report: question, hypotheses, experiments and trial outcomes (first 500), comparisons, analyses and findings, with the ids behind every number.",
 		Annotations: readOnly("Summarize investigation")}, s.summarizeInvestigation)
 }
 

@@ -17,7 +17,7 @@ const scalingLimit = 20
 // addScalingTools registers analyze_scaling.
 func (s *server) addScalingTools() {
 	addTool(s, &mcp.Tool{Name: "analyze_scaling",
-		Description: "How an experiment's cost grows with its input size: per-input medians of every attempted trial, constant/log/linear/n_log_n/quadratic fits (AICc), a model only by a clear margin, else indistinguishable or inconclusive; correlated frames.",
+		Description: "How an experiment's cost grows with input size: per-input medians, constant/log/linear/n_log_n/quadratic fits (AICc), a model only by a clear margin; correlated frames.",
 		Annotations: readOnly("Analyze scaling")}, s.analyzeScaling, limitSchema(scalingLimit))
 }
 

@@ -111,6 +111,7 @@ func newServer(opts Options) *server {
 	s.addTraceTools()
 	s.addExecutionTools()
 	s.addPyTorchTools()
+	s.addExportTools()
 	s.addIntegrityTools()
 	s.addFindingsTools()
 	s.addReportTools()
