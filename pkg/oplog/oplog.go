@@ -132,7 +132,6 @@ func Encode(e Entry) ([]byte, error) {
 	if e.ErrorCode != "" && !idPattern().MatchString(e.ErrorCode) {
 		e.ErrorCode = "UNKNOWN"
 	}
-	clean := map[string][]string{}
 	keys := make([]string, 0, len(e.IDs))
 	for k := range e.IDs {
 		if idPattern().MatchString(k) {
@@ -140,12 +139,23 @@ func Encode(e Entry) ([]byte, error) {
 		}
 	}
 	sort.Strings(keys)
+	// Keep what fits by length first (a publication can name thousands of
+	// runs: only those kept are checked), then trim the last few ids by
+	// encoding.
+	clean := map[string][]string{}
+	budget := MaxLine - 512
 	for _, k := range keys {
-		vals := make([]string, 0, len(e.IDs[k]))
-		for _, v := range e.IDs[k] {
+		budget -= len(k) + 6
+		vals := make([]string, 0, min(len(e.IDs[k]), 64))
+		for i, v := range e.IDs[k] {
 			if !idPattern().MatchString(v) || strings.Contains(v, "..") {
 				v = "(not an id)"
 			}
+			if budget-(len(v)+3) < 0 {
+				e.Dropped += len(e.IDs[k]) - i
+				break
+			}
+			budget -= len(v) + 3
 			vals = append(vals, v)
 		}
 		clean[k] = vals

@@ -2,6 +2,7 @@ package oplog
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -107,5 +108,59 @@ func TestRefusesSymlink(t *testing.T) {
 func TestBadOperation(t *testing.T) {
 	if _, err := Encode(Entry{Operation: "rm -rf /"}); err == nil {
 		t.Fatal("accepted free text as an operation")
+	}
+}
+
+// FuzzEncode: whatever ids a caller passes, a line is one line of at most
+// MaxLine bytes, valid JSON, and text that is not an id never reaches it.
+func FuzzEncode(f *testing.F) {
+	f.Add("commit_id", "sha256:abc", 1)
+	f.Add("trash_id", "--token hunter2", 3)
+	f.Add("k\n", "a\"b", 400)
+	f.Fuzz(func(t *testing.T, key, val string, n int) {
+		n = max(0, min(n, 2000))
+		vals := make([]string, n)
+		for i := range vals {
+			vals[i] = val
+		}
+		line, err := Encode(Entry{Operation: "gc.apply", IDs: map[string][]string{key: vals}, Result: "ok"})
+		if err != nil {
+			return
+		}
+		if len(line) > MaxLine || bytes.Count(line, []byte("\n")) != 1 || line[len(line)-1] != '\n' {
+			t.Fatalf("line of %d bytes: %q", len(line), line)
+		}
+		var e Entry
+		if err := json.Unmarshal(line, &e); err != nil {
+			t.Fatal(err)
+		}
+		for k, vs := range e.IDs {
+			if !idPattern().MatchString(k) {
+				t.Fatalf("key %q logged", k)
+			}
+			for _, v := range vs {
+				if v != "(not an id)" && (!idPattern().MatchString(v) || strings.Contains(v, "..")) {
+					t.Fatalf("value %q logged", v)
+				}
+			}
+		}
+	})
+}
+
+// TestManyIDs: a publication of many runs logs one bounded line, saying
+// how many ids it left out, without encoding the line once per id.
+func TestManyIDs(t *testing.T) {
+	ids := make([]string, 200000)
+	for i := range ids {
+		ids[i] = "0b1e3c6e-9a3e-4f2e-8f7c-" + strconv.Itoa(100000000000+i)
+	}
+	line, err := Encode(Entry{Operation: "publish.commit", IDs: map[string][]string{"run_id": ids, "commit_id": {"sha256:00"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e Entry
+	json.Unmarshal(line, &e)
+	if len(line) > MaxLine || len(e.IDs["commit_id"]) != 1 || len(e.IDs["run_id"])+e.Dropped != len(ids) || len(e.IDs["run_id"]) < 50 {
+		t.Fatalf("%d bytes, %d run ids kept, %d dropped", len(line), len(e.IDs["run_id"]), e.Dropped)
 	}
 }
