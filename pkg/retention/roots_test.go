@@ -193,3 +193,23 @@ func TestFindingReferencesAreRoots(t *testing.T) {
 		})
 	}
 }
+
+// TestEmptyTrashDirectory: an apply that failed before its manifest
+// existed (a full disk) leaves at most an empty directory; list skips it
+// and purge removes it.
+func TestEmptyTrashDirectory(t *testing.T) {
+	ws := capturetest.Workspace(t)
+	dir := filepath.Join(ws.Root, "trash", "20260101T000000Z-deadbeef")
+	os.MkdirAll(filepath.Join(dir, "objects"), 0o700)
+	l, err := retention.List(ws)
+	if err != nil || len(l.Trash) != 0 {
+		t.Fatalf("list %+v %v", l, err)
+	}
+	res, err := retention.Purge(context.Background(), ws, time.Hour, time.Now())
+	if err != nil || len(res.Purged) != 1 {
+		t.Fatalf("purge %+v %v", res, err)
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		t.Fatal("the empty trash directory is still there")
+	}
+}

@@ -189,22 +189,29 @@ func Apply(ctx context.Context, ws *workspace.Workspace, opt Options, expect str
 		m.TotalBytes += it.Bytes
 		m.Entries = append(m.Entries, e)
 	}
-	if err := os.MkdirAll(filepath.Join(trashDir(ws.Root, id), "objects"), 0o700); err != nil {
-		return nil, fault.Wrap(fault.WorkspaceInvalid, err, "create trash/%s", id)
+	// Until the first move, a failure (a full disk) leaves nothing: the
+	// new trash directory is removed again.
+	prepare := func() error {
+		if err := os.MkdirAll(filepath.Join(trashDir(ws.Root, id), "objects"), 0o700); err != nil {
+			return fault.Wrap(fault.WorkspaceInvalid, err, "create trash/%s", id)
+		}
+		if err := durable.SyncDirs(filepath.Join(ws.Root, "trash"), trashDir(ws.Root, id)); err != nil {
+			return err
+		}
+		if err := writeManifest(ws.Root, m); err != nil {
+			return err
+		}
+		if err := writeState(ws.Root, m); err != nil {
+			return err
+		}
+		return markCollected(ws.Root, m)
 	}
-	if err := durable.SyncDirs(filepath.Join(ws.Root, "trash"), trashDir(ws.Root, id)); err != nil {
-		return nil, err
-	}
-	if err := writeManifest(ws.Root, m); err != nil {
-		return nil, err
-	}
-	if err := writeState(ws.Root, m); err != nil {
+	if err := prepare(); err != nil {
+		unmarkCollected(ws.Root, m)
+		os.RemoveAll(trashDir(ws.Root, id))
 		return nil, err
 	}
 	res.TrashID = id
-	if err := markCollected(ws.Root, m); err != nil {
-		return res, err
-	}
 	faultpoint.Hit(StepManifestWritten)
 	for _, e := range m.Entries {
 		for _, rel := range e.Paths {
@@ -476,6 +483,9 @@ func List(ws *workspace.Workspace) (*TrashList, error) {
 	out := &TrashList{SchemaVersion: SchemaVersion, Trash: []TrashSummary{}}
 	for _, id := range trashIDs(ws.Root) {
 		st, err := readState(ws.Root, id)
+		if fault.Is(err, fault.NotFound) {
+			continue // an apply that failed before its manifest existed: nothing moved
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -523,7 +533,9 @@ func Purge(ctx context.Context, ws *workspace.Workspace, olderThan time.Duration
 	}
 	for _, id := range trashIDs(ws.Root) {
 		st, err := readState(ws.Root, id)
-		if err != nil {
+		if fault.Is(err, fault.NotFound) {
+			st = &trashState{} // no manifest: nothing was moved into it, remove it
+		} else if err != nil {
 			return res, err
 		}
 		if !st.CreatedAt.Before(res.Before) {
