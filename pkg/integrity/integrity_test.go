@@ -18,6 +18,7 @@ import (
 	"github.com/flameox/flameox/pkg/integrity"
 	"github.com/flameox/flameox/pkg/lock"
 	"github.com/flameox/flameox/pkg/publish"
+	"github.com/flameox/flameox/pkg/retention"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workspace"
 )
@@ -456,5 +457,49 @@ func TestSupersededFiles(t *testing.T) {
 	if err != nil || len(plan.Actions) != 0 || len(plan.Unresolved) != 1 ||
 		!strings.Contains(plan.Unresolved[0].Why, "compact") || !strings.Contains(plan.Unresolved[0].Loses, seg.Table) {
 		t.Fatalf("plan for a damaged segment %+v %v", plan, err)
+	}
+}
+
+// TestAfterGarbageCollection: what gc removes on purpose (old commits
+// beyond the kept history, superseded generations, their files) is no
+// damage: full validation passes after a real gc; a commit removed
+// without gc's marker is still found.
+func TestAfterGarbageCollection(t *testing.T) {
+	ctx := context.Background()
+	ws := capturetest.Workspace(t)
+	capturetest.Import(t, ws, "", sample)
+	capturetest.Import(t, ws, "", fgprof)
+	if _, err := publisher(ws).Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	zero, keep := time.Duration(0), 0
+	opt := retention.Options{MinAge: &zero, KeepCommits: &keep}
+	plan, err := retention.MakePlan(ctx, ws, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := retention.Apply(ctx, ws, opt, plan.PlanDigest); err != nil {
+		t.Fatal(err)
+	}
+	if marks, _ := os.ReadDir(filepath.Join(ws.Root, "corpus", "collected")); len(marks) == 0 {
+		t.Fatalf("gc collected no commit: %+v", plan)
+	}
+	res := validate(t, ws, integrity.Full)
+	if !res.Valid || res.Errors != 0 {
+		t.Fatalf("after gc: %v", codes(res))
+	}
+	// A commit that vanished without gc is damage.
+	head, _ := corpus.Head(ws.Root)
+	if head.ParentCommitID == nil {
+		t.Fatal("no parent")
+	}
+	parent := *head.ParentCommitID
+	path := corpus.CommitPath(ws.Root, parent)
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("gc collected HEAD's parent too (%v); nothing left to remove", err)
+	}
+	os.Remove(path)
+	if res := validate(t, ws, integrity.Quick); find(res, integrity.CodeCommitInvalid) == nil {
+		t.Fatalf("a vanished commit is not reported: %v", codes(res))
 	}
 }

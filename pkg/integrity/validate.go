@@ -245,6 +245,9 @@ func (s *state) checkCorpus() {
 		seen[pid] = true
 		parent, err := corpus.Read(s.root, pid)
 		if err != nil {
+			if collected(s.root, pid) && !exists(corpus.CommitPath(s.root, pid)) {
+				break // gc collected it: the retained history ends here
+			}
 			s.commitProblem(pid, err)
 			break
 		}
@@ -304,6 +307,25 @@ func (s *state) findSuperseded() {
 			queue = append(queue, old)
 		}
 	}
+}
+
+// collected reports whether garbage collection collected commit id: it
+// leaves an empty marker corpus/collected/<hex> for every commit it moves
+// (pkg/retention, CommitCollected, writes and documents it), so a history
+// walk can tell the end of the retained history from a commit that went
+// missing.
+func collected(root, id string) bool {
+	hex, err := digest.Hex(id)
+	if err != nil {
+		return false
+	}
+	fi, err := os.Lstat(filepath.Join(root, "corpus", "collected", hex))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 func (s *state) commitProblem(id string, err error) {
