@@ -342,6 +342,17 @@ func TestRepair(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(qdir, "object", filepath.FromSlash(artifact.ObjectRel(idA)), "artifact.json")); err != nil {
 		t.Errorf("quarantine entry: %v", err)
 	}
+	// `flameox quarantine list` (pkg/retention) reads the entries repair
+	// wrote: the object and the superseded frames file.
+	list, err := retention.ListQuarantine(ws)
+	if err != nil || len(list.Entries) != 2 {
+		t.Fatalf("quarantine list: %+v %v", list, err)
+	}
+	for _, e := range list.Entries {
+		if e.Kind != retention.QuarantineObject || e.State != "quarantined" || !e.Restorable || e.Files == 0 {
+			t.Errorf("quarantine entry %+v", e)
+		}
+	}
 	// Nothing is left to repair but the warning.
 	final, err := integrity.Plan(ctx, ws)
 	if err != nil || len(final.Actions) != 0 || len(final.Unresolved) != 0 || !final.Intact {
