@@ -17,6 +17,7 @@ import (
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/integrity"
 	"github.com/flameox/flameox/pkg/lock"
+	"github.com/flameox/flameox/pkg/oplog"
 	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/retention"
 	"github.com/flameox/flameox/pkg/run"
@@ -256,6 +257,29 @@ func TestBoundedProblems(t *testing.T) {
 	}
 }
 
+// logged reports whether the operation log has a repair.apply line with
+// result whose ids include id.
+func logged(t *testing.T, ws *workspace.Workspace, result, id string) bool {
+	t.Helper()
+	entries, err := oplog.Read(ws.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Operation != "repair.apply" || e.Result != result {
+			continue
+		}
+		for _, ids := range e.IDs {
+			for _, v := range ids {
+				if v == id {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 func publisher(ws *workspace.Workspace) *publish.Publisher {
 	return publish.New(ws, publish.Options{Extractors: all.Registry().Extractors()})
 }
@@ -353,6 +377,10 @@ func TestRepair(t *testing.T) {
 			t.Errorf("quarantine entry %+v", e)
 		}
 	}
+	// The operation log has the repair, with what it did.
+	if !logged(t, ws, "ok", idA) {
+		t.Error("the repair is not in the operation log")
+	}
 	// Nothing is left to repair but the warning.
 	final, err := integrity.Plan(ctx, ws)
 	if err != nil || len(final.Actions) != 0 || len(final.Unresolved) != 0 || !final.Intact {
@@ -377,6 +405,9 @@ func TestApplyStaleDigest(t *testing.T) {
 	var fe *fault.Error
 	if !errors.As(err, &fe) || fe.Code != fault.RevisionConflict || fe.Details["current_plan_digest"] == "" {
 		t.Fatalf("apply of a stale plan: %v", err)
+	}
+	if !logged(t, ws, "error", plan.PlanDigest) {
+		t.Error("the refused repair is not in the operation log")
 	}
 	if headAfter, _ := corpus.HeadID(ws.Root); headAfter != headBefore {
 		t.Errorf("HEAD moved")

@@ -16,6 +16,7 @@ import (
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/faultpoint"
 	"github.com/flameox/flameox/pkg/lock"
+	"github.com/flameox/flameox/pkg/oplog"
 	"github.com/flameox/flameox/pkg/publish"
 	"github.com/flameox/flameox/pkg/workspace"
 )
@@ -333,7 +334,24 @@ type ApplyResult struct {
 // protocol takes the write lock again and checks that HEAD is still the
 // one the plan saw, or the one the previous republication made), and
 // finally rebuilds the catalog.
-func Apply(ctx context.Context, ws *workspace.Workspace, planDigest string, pub *publish.Publisher) (*ApplyResult, error) {
+func Apply(ctx context.Context, ws *workspace.Workspace, planDigest string, pub *publish.Publisher) (out *ApplyResult, err error) {
+	// The operation log (.diagnostics/operations.jsonl) gets one line:
+	// the plan and what was done, or why it was refused.
+	defer func() {
+		ids := map[string][]string{"plan_digest": {"invalid"}}
+		if digest.Valid(planDigest) {
+			ids["plan_digest"] = []string{planDigest}
+		}
+		if out != nil {
+			for _, a := range out.Applied {
+				ids[a.Kind] = append(ids[a.Kind], a.Target.ID)
+			}
+			if out.CommitID != "" {
+				ids["commit_id"] = []string{out.CommitID}
+			}
+		}
+		oplog.Record(ws.Root, "repair.apply", ids, err)
+	}()
 	if !digest.Valid(planDigest) {
 		return nil, fault.New(fault.InvalidArguments, "%q is not a plan digest (sha256:<64 hex>)", planDigest).
 			Fix("Run `flameox repair` and pass the plan_digest it prints to --apply.")
@@ -369,7 +387,7 @@ func Apply(ctx context.Context, ws *workspace.Workspace, planDigest string, pub 
 			With("plan_digest", planDigest).With("current_plan_digest", plan.PlanDigest).
 			Fix("Run `flameox repair` again, read the plan, and pass its plan_digest to `flameox repair --apply`.")
 	}
-	out := &ApplyResult{SchemaVersion: SchemaVersion, PlanDigest: planDigest, Applied: []AppliedAction{}, CommitID: plan.CommitID, Unresolved: len(plan.Unresolved)}
+	out = &ApplyResult{SchemaVersion: SchemaVersion, PlanDigest: planDigest, Applied: []AppliedAction{}, CommitID: plan.CommitID, Unresolved: len(plan.Unresolved)}
 	now := time.Now().UTC()
 	for _, in := range st.interrupted {
 		if err := resumeQuarantine(ws.Root, in); err != nil {
