@@ -22,12 +22,12 @@ import (
 const OpExport = "export"
 
 // ExportFormats are the formats a profile exports to.
-var ExportFormats = []string{"pprof", "collapsed", "speedscope"}
+var ExportFormats = []string{"pprof", "collapsed", "speedscope", "flamegraph"}
 
 // ExportRequest asks for a profile in another tool's format.
 type ExportRequest struct {
 	Input      string `json:"input" jsonschema:"run id (its profile) or profile artifact id"`
-	Format     string `json:"format" jsonschema:"pprof, collapsed or speedscope"`
+	Format     string `json:"format" jsonschema:"pprof, collapsed, speedscope or flamegraph (SVG)"`
 	Output     string `json:"output" jsonschema:"file to write (relative to the project root); never inside .diagnostics"`
 	SampleType string `json:"sample_type,omitempty" jsonschema:"for collapsed and speedscope (default: the profile's default)"`
 }
@@ -52,52 +52,22 @@ func Export(ctx context.Context, ws *workspace.Workspace, req ExportRequest, bas
 	if !slices.Contains(ExportFormats, req.Format) {
 		return nil, fault.New(fault.InvalidArguments, "export format %q is not one of %s", req.Format, strings.Join(ExportFormats, ", ")).With("field", "format")
 	}
-	out := strings.TrimSpace(req.Output)
-	if out == "" {
-		return nil, fault.New(fault.InvalidArguments, "export needs an output file (-o FILE)").With("field", "output")
-	}
-	if !filepath.IsAbs(out) {
-		out = filepath.Join(base, out)
-	}
-	out = filepath.Clean(out)
-	// The directory is compared with symlinks resolved, so a link into
-	// the workspace is refused too; the file itself is replaced by a
-	// rename, which never writes through a link.
-	dir, err := filepath.EvalSymlinks(filepath.Dir(out))
-	if err != nil {
-		return nil, fault.Wrap(fault.InvalidArguments, err, "the output's directory %s", filepath.Dir(out)).With("field", "output").
-			Fix("Write into a directory that exists (mkdir it first).")
-	}
-	root, _ := filepath.EvalSymlinks(ws.Root)
-	if inside(filepath.Clean(ws.Root), out) || (root != "" && inside(root, filepath.Join(dir, filepath.Base(out)))) {
-		return nil, fault.New(fault.InvalidArguments, "refusing to write %s inside the workspace %s: only publication writes the corpus", out, ws.Root).With("field", "output")
-	}
-	src := Source{ArtifactID: strings.TrimSpace(req.Input)}
-	if !digest.Valid(src.ArtifactID) {
-		s, err := query.OpenTables(ctx, ws, hotspotsTables...)
-		if err != nil {
-			return nil, err
-		}
-		sc, err := resolve(ctx, s, src.ArtifactID, "", "")
-		s.Close()
-		if err != nil {
-			return nil, err
-		}
-		src = *sc.src
-	}
-	_, path, err := (&artifact.Store{Root: ws.Root}).Stat(src.ArtifactID)
+	out, err := outputPath(ws, req.Output, base)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	prof, src, err := nativeProfile(ctx, ws, req.Input)
 	if err != nil {
-		return nil, fault.Wrap(fault.ArtifactIntegrityFailed, err, "open %s", src.ArtifactID)
+		return nil, err
 	}
-	prof, err := profile.Parse(f, profile.Options{Limits: ws.Config.Limits})
-	f.Close()
-	if err != nil {
-		return nil, fault.Wrap(fault.ArtifactParseFailed, err, "profile %s", src.ArtifactID).With("artifact_id", src.ArtifactID).
-			Fix("export reads profiles (pprof, perf script, speedscope, collapsed stacks); traces and memory captures open in their own viewers (flameox open).")
+	if req.Format == "flamegraph" {
+		fg, err := drawFlameGraph(out, prof, src, req.SampleType, FlameGraphRequest{})
+		if err != nil {
+			return nil, err
+		}
+		return &ExportResult{SchemaVersion: 1, Operation: OpExport, Format: req.Format, Path: out, Bytes: fg.Bytes, Source: src,
+			ExportStats: profile.ExportStats{SampleType: fg.SampleType, Unit: fg.Unit, Stacks: fg.Frames, Total: fg.Total, Skipped: fg.Skipped},
+			Limitations: fg.Limitations}, nil
 	}
 	res := &ExportResult{SchemaVersion: 1, Operation: OpExport, Format: req.Format, Path: out, Source: src,
 		Limitations: append([]string{}, prof.Limitations...)}
@@ -141,4 +111,64 @@ func Export(ctx context.Context, ws *workspace.Workspace, req ExportRequest, bas
 func inside(dir, path string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// outputPath is where a file the user asked for goes: out, relative to
+// base, outside the workspace (with symlinks resolved), in a directory
+// that exists.
+func outputPath(ws *workspace.Workspace, out, base string) (string, error) {
+	out = strings.TrimSpace(out)
+	if out == "" {
+		return "", fault.New(fault.InvalidArguments, "an output file is needed (-o FILE)").With("field", "output")
+	}
+	if !filepath.IsAbs(out) {
+		out = filepath.Join(base, out)
+	}
+	out = filepath.Clean(out)
+	// The directory is compared with symlinks resolved, so a link into
+	// the workspace is refused too; the file itself is replaced by a
+	// rename, which never writes through a link.
+	dir, err := filepath.EvalSymlinks(filepath.Dir(out))
+	if err != nil {
+		return "", fault.Wrap(fault.InvalidArguments, err, "the output's directory %s", filepath.Dir(out)).With("field", "output").
+			Fix("Write into a directory that exists (mkdir it first).")
+	}
+	root, _ := filepath.EvalSymlinks(ws.Root)
+	if inside(filepath.Clean(ws.Root), out) || (root != "" && inside(root, filepath.Join(dir, filepath.Base(out)))) {
+		return "", fault.New(fault.InvalidArguments, "refusing to write %s inside the workspace %s: only publication writes the corpus", out, ws.Root).With("field", "output")
+	}
+	return out, nil
+}
+
+// nativeProfile parses the native artifact of a run's profile (or of a
+// profile artifact) as its extraction did: same parser, same limits.
+func nativeProfile(ctx context.Context, ws *workspace.Workspace, input string) (*profile.Profile, Source, error) {
+	src := Source{ArtifactID: strings.TrimSpace(input)}
+	if !digest.Valid(src.ArtifactID) {
+		s, err := query.OpenTables(ctx, ws, hotspotsTables...)
+		if err != nil {
+			return nil, src, err
+		}
+		sc, err := resolve(ctx, s, src.ArtifactID, "", "")
+		s.Close()
+		if err != nil {
+			return nil, src, err
+		}
+		src = *sc.src
+	}
+	_, path, err := (&artifact.Store{Root: ws.Root}).Stat(src.ArtifactID)
+	if err != nil {
+		return nil, src, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, src, fault.Wrap(fault.ArtifactIntegrityFailed, err, "open %s", src.ArtifactID)
+	}
+	prof, err := profile.Parse(f, profile.Options{Limits: ws.Config.Limits})
+	f.Close()
+	if err != nil {
+		return nil, src, fault.Wrap(fault.ArtifactParseFailed, err, "profile %s", src.ArtifactID).With("artifact_id", src.ArtifactID).
+			Fix("Profiles (pprof, perf script, speedscope, collapsed stacks) export and render; traces and memory captures open in their own viewers (flameox open).")
+	}
+	return prof, src, nil
 }

@@ -55,13 +55,13 @@ func (s *server) addExperimentTools() {
 		adapters = append(adapters, a.Name())
 	}
 	addTool(s, &mcp.Tool{Name: "plan_experiment",
-		Description: "Every trial of a declared experiment in run order (block, variant, parameters, seed) and a single-use plan_token for start_experiment; runs nothing.",
+		Description: "Every trial of a declared experiment in run order and a single-use plan_token for start_experiment; runs nothing.",
 		Annotations: readOnly("Plan experiment")}, s.planExperiment, enum("adapter", adapters...))
 	addTool(s, &mcp.Tool{Name: "get_experiment",
-		Description: "A published experiment: its design and decision rule, each variant's trial outcomes, its run sets, and its trials in block order (paged; outcome filters).",
+		Description: "A published experiment: design, decision rule, trial outcomes per variant, run sets, and trials in block order (paged).",
 		Annotations: readOnly("Get experiment")}, s.getExperiment, limitSchema(listLimit), enum("outcome", inquiry.TerminalOutcomes()...))
 	addTool(s, &mcp.Tool{Name: "compare_run_sets",
-		Description: "Compare two variants' frozen run sets block by block: median paired ratio with its confidence interval, the decision against practical_threshold, and the validity with every mismatch named.",
+		Description: "Compare two frozen run sets block by block: median paired ratio, its CI, the decision against practical_threshold, validity with each mismatch.",
 		Annotations: readOnly("Compare run sets")}, s.compareRunSets, enum("polarity", inquiry.LowerIsBetter, inquiry.HigherIsBetter, inquiry.Neutral))
 	addTool(s, &mcp.Tool{Name: "start_experiment",
 		Description: "Run the experiment a plan_token names as a background job, each trial captured and published; poll get_job; cancel_job records the rest unattempted.",

@@ -15,9 +15,22 @@ import (
 // project root (never .diagnostics), and returns its path, not its body.
 func (s *server) addExportTools() {
 	addTool(s, &mcp.Tool{Name: "export_profile",
-		Description: "Write a profile as pprof, collapsed or speedscope to a project file; returns its path.",
+		Description: "Write a profile as pprof, collapsed, speedscope or an SVG flame graph to a project file; returns its path.",
 		Annotations: &mcp.ToolAnnotations{Title: "Export profile", IdempotentHint: true, DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}},
 		s.exportProfile)
+}
+
+// inProject refuses an output outside the project root: an agent writes
+// only inside the project it serves.
+func (s *server) inProject(output string) error {
+	out := output
+	if !filepath.IsAbs(out) {
+		out = filepath.Join(s.opts.ProjectRoot, out)
+	}
+	if rel, err := filepath.Rel(s.opts.ProjectRoot, filepath.Clean(out)); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fault.New(fault.InvalidArguments, "output %s is outside the project root %s", output, s.opts.ProjectRoot).With("field", "output")
+	}
+	return nil
 }
 
 func (s *server) exportProfile(ctx context.Context, _ *mcp.CallToolRequest, in analysis.ExportRequest) (*analysis.ExportResult, string, error) {
@@ -25,13 +38,8 @@ func (s *server) exportProfile(ctx context.Context, _ *mcp.CallToolRequest, in a
 	if err != nil {
 		return nil, "", err
 	}
-	// An agent writes only inside the project it serves.
-	out := in.Output
-	if !filepath.IsAbs(out) {
-		out = filepath.Join(s.opts.ProjectRoot, out)
-	}
-	if rel, err := filepath.Rel(s.opts.ProjectRoot, filepath.Clean(out)); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return nil, "", fault.New(fault.InvalidArguments, "output %s is outside the project root %s", in.Output, s.opts.ProjectRoot).With("field", "output")
+	if err := s.inProject(in.Output); err != nil {
+		return nil, "", err
 	}
 	res, err := analysis.Export(ctx, ws, in, s.opts.ProjectRoot)
 	if err != nil {

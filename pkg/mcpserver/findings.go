@@ -17,7 +17,7 @@ import (
 // nor destructive); get_finding and list_findings are read-only.
 func (s *server) addFindingsTools() {
 	addTool(s, &mcp.Tool{Name: "record_finding",
-		Description: "Record a finding tied to existing evidence, or revise one (finding_id, expected_revision). supported is refused (COMPARISON_INVALID) unless a valid recorded comparison backs it; details name what is missing.",
+		Description: "Record a finding tied to evidence, or revise one; supported needs a valid recorded comparison (else COMPARISON_INVALID naming what is missing).",
 		Annotations: &mcp.ToolAnnotations{Title: "Record finding", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}}, s.recordFinding,
 		enum("kind", inquiry.FindingKinds()...), enum("evidence_level", inquiry.EvidenceLevels()...), enum("confidence", inquiry.Confidences()...),
 		enum("assessment", inquiry.FindingAssessments()...), enum("lifecycle", inquiry.FindingLifecycles()...), func(sch *jsonschema.Schema) {

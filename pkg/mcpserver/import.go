@@ -38,7 +38,7 @@ func (s *server) addImportTool() {
 		names[i] = string(k)
 	}
 	addTool(s, &mcp.Tool{Name: "import_artifact",
-		Description: "Bring an existing project file (pprof, perf script, speedscope, folded stacks, benchmark output) in as a new published run; nothing is uploaded.",
+		Description: "Import an existing project file (profile, trace, benchmark output, memory or coverage capture) as a new published run.",
 		Annotations: &mcp.ToolAnnotations{Title: "Import artifact", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, s.importArtifact, enum("kind", names...), enum("sensitivity", "normal", "internal", "sensitive"),
 		func(sch *jsonschema.Schema) {

@@ -32,7 +32,7 @@ func (s *server) addInquiryTools() {
 		Description: "An investigation and its hypotheses at their latest revision.",
 		Annotations: readOnly("Get investigation")}, s.getInvestigation)
 	addTool(s, &mcp.Tool{Name: "record_hypothesis",
-		Description: "Record a hypothesis (claim, prediction, discriminating condition) or revise one: hypothesis_id + expected_revision, refused with the current revision unless still the latest.",
+		Description: "Record a hypothesis (claim, prediction, discriminating condition), or revise one by hypothesis_id and expected_revision.",
 		Annotations: write("Record hypothesis")}, s.recordHypothesis,
 		enum("assessment", inquiry.Assessments()...), enum("lifecycle", inquiry.Lifecycles()...), func(sch *jsonschema.Schema) {
 			if p := sch.Properties["expected_revision"]; p != nil {

@@ -369,14 +369,14 @@ func (s *server) addJobTools() {
 		Annotations: &mcp.ToolAnnotations{Title: "Start capture job", DestructiveHint: ptr(true), OpenWorldHint: ptr(true)},
 	}, s.startCapture)
 	addTool(s, &mcp.Tool{Name: "get_job",
-		Description: "A background job's status, phase, elapsed time, latest progress, its run_id as soon as the run exists, and the result when done; wait_seconds long-polls until it ends.",
+		Description: "A background job's status, progress, run_id and, when done, result; wait_seconds long-polls until it ends.",
 		Annotations: readOnly("Get job")}, s.getJob, func(sch *jsonschema.Schema) {
 		if p := sch.Properties["wait_seconds"]; p != nil {
 			p.Minimum, p.Maximum = jsonschema.Ptr(0.0), jsonschema.Ptr(50.0)
 		}
 	})
 	addTool(s, &mcp.Tool{Name: "cancel_job",
-		Description: "Cancel a background job (kills the capture's process tree, records the run as cancelled) and return it once terminal, with its run_id.",
+		Description: "Cancel a background job (kills its process tree, records the run cancelled) and return it once terminal.",
 		Annotations: &mcp.ToolAnnotations{Title: "Cancel job", IdempotentHint: true, DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
 	}, s.cancelJob)
 }

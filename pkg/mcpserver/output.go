@@ -22,7 +22,7 @@ type outputInput struct {
 // only the tails of its output; this pages the rest.
 func (s *server) addOutputTools() {
 	addTool(s, &mcp.Tool{Name: "get_run_output",
-		Description: "Page a run's stored stdout or stderr (redacted, escaped) by byte offset: use it when a capture failed and its failure tail is not enough. Gives next_offset, total and truncated.",
+		Description: "Page a run's stored stdout or stderr (redacted, escaped) by byte offset, when a failure tail is not enough.",
 		Annotations: readOnly("Get run output")}, s.getRunOutput,
 		enum("stream", capture.OutputStreams...), runOutputSchema)
 }

@@ -41,7 +41,7 @@ type proposedParam struct {
 
 func (s *server) addProposeTool() {
 	addTool(s, &mcp.Tool{Name: "propose_workload",
-		Description: "Draft a workload for flameox.toml as a pending proposal a person reviews and adopts with `flameox workload approve NAME`. Approves nothing; nothing proposed runs before that.",
+		Description: "Draft a workload for flameox.toml as a proposal a person adopts with `flameox workload approve NAME`; nothing runs before that.",
 		Annotations: &mcp.ToolAnnotations{Title: "Propose workload", IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, s.proposeWorkload, proposeSchema)
 }

@@ -17,7 +17,7 @@ import (
 
 func (s *server) addWorkspaceTools() {
 	addTool(s, &mcp.Tool{Name: "initialize_workspace",
-		Description: "Create the .diagnostics workspace in the project root (idempotent: an existing workspace is left as it is). Needed once before any other workspace tool.",
+		Description: "Create the .diagnostics workspace in the project root (idempotent); needed once before other tools.",
 		Annotations: &mcp.ToolAnnotations{Title: "Initialize workspace", IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, s.initWorkspace)
 	addTool(s, &mcp.Tool{Name: "workspace_status",
@@ -25,13 +25,13 @@ func (s *server) addWorkspaceTools() {
 		Annotations: readOnly("Workspace status")}, s.workspaceStatus)
 	s.addImportTool()
 	addTool(s, &mcp.Tool{Name: "list_capabilities",
-		Description: "Every capture adapter's status (available, degraded, unavailable), version and remediation, plus Bubblewrap containment. Needs no workspace.",
+		Description: "Every capture adapter's status, version and remediation, and Bubblewrap containment. Needs no workspace.",
 		Annotations: readOnly("List capabilities")}, s.listCapabilities)
 	addTool(s, &mcp.Tool{Name: "list_workloads",
 		Description: "Workloads declared in the project's flameox.toml, with their approval state (approved, unapproved, changed).",
 		Annotations: readOnly("List workloads")}, s.listWorkloads)
 	addTool(s, &mcp.Tool{Name: "get_workload",
-		Description: "One declared workload: what it measures (description), canonical definition with secrets redacted, definition digest, approval state and what changed since it was approved.",
+		Description: "One declared workload: description, canonical definition (secrets redacted), digest, approval state and changes since approval.",
 		Annotations: readOnly("Get workload")}, s.getWorkload)
 	addTool(s, &mcp.Tool{Name: "validate_catalog",
 		Description: "Check that catalog.duckdb holds only what flameox puts there. valid:false lists the problems; queries never depend on the catalog.",

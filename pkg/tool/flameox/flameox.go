@@ -86,6 +86,7 @@ func Commands() []*Command {
 	cmds = append(cmds, executionCommands()...)
 	cmds = append(cmds, pytorchCommands()...)
 	cmds = append(cmds, exportCommands()...)
+	cmds = append(cmds, renderCommands()...)
 	cmds = append(cmds, integrityCommands()...)
 	cmds = append(cmds, retentionCommands()...)
 	cmds = append(cmds, findingsCommands()...)
