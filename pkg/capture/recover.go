@@ -52,6 +52,9 @@ type RecoveryResult struct {
 	Problems []RunProblem `json:"problems"`
 	// StagingRemoved lists abandoned staging directories removed.
 	StagingRemoved []string `json:"staging_removed"`
+	// TrashResumed are the gc trash ids a crash left half-moved, put back
+	// (retention.Resume; flameox recover does it).
+	TrashResumed []string `json:"trash_resumed,omitempty"`
 	// Experiments are experiments whose process died before closing
 	// them, with the trial records the caller publishes (or writes) and
 	// then closes the journal (CloseJournal).

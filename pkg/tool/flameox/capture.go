@@ -15,6 +15,7 @@ import (
 	"github.com/flameox/flameox/pkg/corpus"
 	"github.com/flameox/flameox/pkg/faultpoint"
 	"github.com/flameox/flameox/pkg/publish"
+	"github.com/flameox/flameox/pkg/retention"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/services"
 	"github.com/flameox/flameox/pkg/status"
@@ -362,6 +363,10 @@ func recoverCmd(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// A gc apply or restore a crash interrupted is put back first.
+	if res.TrashResumed, err = retention.Resume(ctx, svc.WS); err != nil {
+		return err
+	}
 	if len(res.ToPublish) > 0 {
 		out, err := svc.PublishQuarantining(ctx, publish.For(c.publisher(svc.WS)), res.ToPublish)
 		if err != nil {
@@ -401,6 +406,9 @@ func recoverCmd(ctx context.Context, c *Context, args []string) error {
 		}
 		for _, s := range res.StagingRemoved {
 			fmt.Fprintf(w, "removed     %s\n", s)
+		}
+		for _, id := range res.TrashResumed {
+			fmt.Fprintf(w, "resumed     trash %s (a crashed gc apply or restore, put back)\n", id)
 		}
 		for _, e := range res.Experiments {
 			fmt.Fprintf(w, "closed      experiment %s: %d trial(s) published (%s)\n", e.ExperimentID, len(e.Trials), e.Reason)
