@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/flameox/flameox/pkg/artifact"
 	"github.com/flameox/flameox/pkg/corpus"
@@ -448,6 +450,7 @@ func (s *state) checkObjects() {
 		}
 		return
 	}
+	var ids []string
 	for _, sh := range shards {
 		if !sh.IsDir() || len(sh.Name()) != 2 {
 			continue
@@ -461,37 +464,59 @@ func (s *state) checkObjects() {
 			if strings.HasPrefix(name, ".tmp-") || !strings.HasPrefix(name, sh.Name()) {
 				continue // an interrupted placement: retention's business
 			}
-			id := "sha256:" + name
-			if !digest.Valid(id) {
-				continue
+			if id := "sha256:" + name; digest.Valid(id) {
+				ids = append(ids, id)
 			}
-			s.res.Checked.Artifacts++
-			o := &objectInfo{id: id, rel: artifact.ObjectRel(id)}
-			s.objects[id] = o
-			subject := &Ref{Type: "artifact", ID: id}
-			c, payload, err := store.Stat(id)
-			if err != nil {
-				fe := fault.As(err)
-				o.damaged = CodeArtifactInvalid
-				file := o.rel + "/artifact.json"
-				if strings.Contains(fe.Message, "payload") {
-					o.damaged, file = CodeArtifactMissing, o.rel
-				}
-				s.col.add(Problem{Severity: SeverityError, Code: o.damaged, File: file, Subject: subject, Message: fe.Message, Remediation: repairFix})
-				continue
+		}
+	}
+	// Objects are independent: stat them on every core, report in order.
+	type outcome struct {
+		c       artifact.Content
+		payload string
+		size    int64
+		err     error
+		sizeErr error
+	}
+	out := make([]outcome, len(ids))
+	parallel(len(ids), 0, func(i int) {
+		var o outcome
+		o.c, o.payload, o.err = store.Stat(ids[i])
+		if o.err == nil {
+			fi, err := os.Stat(o.payload)
+			o.sizeErr = err
+			if err == nil {
+				o.size = fi.Size()
 			}
-			o.content, o.payload = c, payload
-			fi, err := os.Stat(payload)
-			if err != nil {
-				continue
+		}
+		out[i] = o
+	})
+	for i, id := range ids {
+		s.res.Checked.Artifacts++
+		o := &objectInfo{id: id, rel: artifact.ObjectRel(id)}
+		s.objects[id] = o
+		subject := &Ref{Type: "artifact", ID: id}
+		r := out[i]
+		if r.err != nil {
+			fe := fault.As(r.err)
+			o.damaged = CodeArtifactInvalid
+			file := o.rel + "/artifact.json"
+			if strings.Contains(fe.Message, "payload") {
+				o.damaged, file = CodeArtifactMissing, o.rel
 			}
-			if fi.Size() != c.ByteLength {
-				o.damaged = CodeArtifactSize
-				s.col.add(Problem{Severity: SeverityError, Code: CodeArtifactSize, File: o.rel + "/" + c.PayloadName, Subject: subject,
-					Expected: fmt.Sprintf("%d bytes", c.ByteLength), Found: fmt.Sprintf("%d bytes", fi.Size()),
-					ByteRange: &ByteRange{Start: min(fi.Size(), c.ByteLength), End: max(fi.Size(), c.ByteLength)},
-					Message:   fmt.Sprintf("the payload of %s has %d bytes; artifact.json records %d", id, fi.Size(), c.ByteLength), Remediation: repairFix})
-			}
+			s.col.add(Problem{Severity: SeverityError, Code: o.damaged, File: file, Subject: subject, Message: fe.Message, Remediation: repairFix})
+			continue
+		}
+		c := r.c
+		o.content, o.payload = c, r.payload
+		if r.sizeErr != nil {
+			continue
+		}
+		if r.size != c.ByteLength {
+			o.damaged = CodeArtifactSize
+			s.col.add(Problem{Severity: SeverityError, Code: CodeArtifactSize, File: o.rel + "/" + c.PayloadName, Subject: subject,
+				Expected: fmt.Sprintf("%d bytes", c.ByteLength), Found: fmt.Sprintf("%d bytes", r.size),
+				ByteRange: &ByteRange{Start: min(r.size, c.ByteLength), End: max(r.size, c.ByteLength)},
+				Message:   fmt.Sprintf("the payload of %s has %d bytes; artifact.json records %d", id, r.size, c.ByteLength), Remediation: repairFix})
 		}
 	}
 }
@@ -507,9 +532,28 @@ func (s *state) checkRuns() {
 		}
 		return
 	}
-	for _, id := range ids {
+	// Runs are independent: read them on every core, merge in id order.
+	type outcome struct {
+		m     *run.Manifest
+		fixes []string
+		err   error
+	}
+	out := make([]outcome, len(ids))
+	inspect := s.level.rank() >= Standard.rank()
+	parallel(len(ids), 0, func(i int) {
+		var o outcome
+		if inspect {
+			// Standard: also whether the projection and log are behind
+			// the revisions (what `flameox recover` would rebuild).
+			o.m, o.fixes, o.err = store.Inspect(ids[i])
+		} else {
+			o.m, o.err = store.Get(ids[i])
+		}
+		out[i] = o
+	})
+	for i, id := range ids {
 		s.res.Checked.Runs++
-		m, fixes, err := store.Inspect(id)
+		m, fixes, err := out[i].m, out[i].fixes, out[i].err
 		if err != nil {
 			fe := fault.As(err)
 			file := fe.Details["file"]
@@ -528,4 +572,29 @@ func (s *state) checkRuns() {
 			s.depend("artifact", r.ArtifactID, Ref{Type: "run", ID: id, Relation: "registers " + r.RegistrationID})
 		}
 	}
+}
+
+// parallel calls fn(0..n-1) on at most workers goroutines (default
+// GOMAXPROCS).
+func parallel(n, workers int, fn func(i int)) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, n))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
