@@ -40,8 +40,14 @@ func initCmd(ctx context.Context, c *Context, args []string) error {
 		} else {
 			fmt.Fprintf(w, "Initialized flameox workspace in %s\n", cli.Safe(ws.Root))
 		}
-		fmt.Fprintf(w, "  workspace id  %s\n  head          %s (empty corpus)\n", st.Workspace.WorkspaceID, corpus.Short(st.Head.CommitID))
-		fmt.Fprintln(w, "Next: flameox import PATH   (or declare workloads in flameox.toml)")
+		corpusState := "empty corpus"
+		if st.Head.Generations > 0 || st.Runs.Total > 0 {
+			corpusState = fmt.Sprintf("%d generation(s), %d run(s)", st.Head.Generations, st.Runs.Total)
+		}
+		fmt.Fprintf(w, "  workspace id  %s\n  head          %s (%s)\n", st.Workspace.WorkspaceID, corpus.Short(st.Head.CommitID), corpusState)
+		if st.Runs.Total == 0 {
+			fmt.Fprintln(w, "Next: flameox import PATH   (or declare workloads in flameox.toml)")
+		}
 	})
 }
 
