@@ -87,6 +87,7 @@ func Commands() []*Command {
 	cmds = append(cmds, pytorchCommands()...)
 	cmds = append(cmds, exportCommands()...)
 	cmds = append(cmds, renderCommands()...)
+	cmds = append(cmds, completionCommands()...)
 	cmds = append(cmds, integrityCommands()...)
 	cmds = append(cmds, retentionCommands()...)
 	cmds = append(cmds, findingsCommands()...)
