@@ -61,7 +61,7 @@ func Export(ctx context.Context, ws *workspace.Workspace, req ExportRequest, bas
 		return nil, err
 	}
 	if req.Format == "flamegraph" {
-		fg, err := drawFlameGraph(out, prof, src, req.SampleType, FlameGraphRequest{})
+		fg, err := drawFlameGraph(out, prof, src, req.SampleType, FlameGraphRequest{}, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -26,6 +26,46 @@ type FlameNode struct {
 	Value    int64  // inclusive: the samples through it
 	Self     int64
 	Children []*FlameNode
+	// Base is the frame's value in the base profile of a differential
+	// flame graph (FlameDiff), with HasBase set; the width stays Value.
+	Base    int64
+	HasBase bool
+}
+
+// FlameDiff marks cand's tree with base's values, path by path (the same
+// frames from the root), as FlameGraph's difffolded.pl does: the picture
+// is the candidate's, coloured by how each frame changed. A frame only in
+// base is not drawn (the candidate spent nothing there); the result says
+// how much base value that leaves out.
+func FlameDiff(base, cand *FlameNode) (gone int64) {
+	var mark func(b, c *FlameNode)
+	mark = func(b, c *FlameNode) {
+		c.HasBase = true
+		c.Base = b.Value
+		byName := map[string]*FlameNode{}
+		for _, k := range c.Children {
+			byName[k.Name] = k
+		}
+		for _, k := range b.Children {
+			if m := byName[k.Name]; m != nil {
+				mark(k, m)
+			} else {
+				gone += k.Value
+			}
+		}
+	}
+	mark(base, cand)
+	var zero func(c *FlameNode)
+	zero = func(c *FlameNode) {
+		if !c.HasBase {
+			c.HasBase = true // new in the candidate: base 0
+		}
+		for _, k := range c.Children {
+			zero(k)
+		}
+	}
+	zero(cand)
+	return gone
 }
 
 // FlameTree merges the stacks of sample type si into a tree under a root
@@ -211,8 +251,14 @@ text { font-family: Verdana, sans-serif; font-size: %dpx; fill: #000; }
 		if root.Value > 0 {
 			share = 100 * float64(n.Value) / float64(root.Value)
 		}
-		fmt.Fprintf(bw, `<g class="f" data-v="%d" data-s="%d" data-d="%d"><title>%s (%d %s, %.2f%%)</title><rect x="%.3f" y="%d" width="%.3f" height="%d" fill="%s"/><text x="%.3f" y="%d">%s</text></g>
-`, n.Value, n.Self, d, xmlText(n.Name), n.Value, xmlText(o.Unit), share, pad+x, y, wpx, frameHeight-1, color(n), pad+x+3, y+frameHeight-4, xmlText(fit(n.Name, wpx)))
+		fill, base, delta := color(n), "", ""
+		if n.HasBase {
+			fill = diffColor(n, root)
+			base = fmt.Sprintf(` data-b="%d"`, n.Base)
+			delta = fmt.Sprintf(", %+d from %d", n.Value-n.Base, n.Base)
+		}
+		fmt.Fprintf(bw, `<g class="f" data-v="%d" data-s="%d" data-d="%d"%s><title>%s (%d %s, %.2f%%%s)</title><rect x="%.3f" y="%d" width="%.3f" height="%d" fill="%s"/><text x="%.3f" y="%d">%s</text></g>
+`, n.Value, n.Self, d, base, xmlText(n.Name), n.Value, xmlText(o.Unit), share, delta, pad+x, y, wpx, frameHeight-1, fill, pad+x+3, y+frameHeight-4, xmlText(fit(n.Name, wpx)))
 		st.Frames++
 		cx := x
 		for _, c := range n.Children {
@@ -296,6 +342,22 @@ func color(n *FlameNode) string {
 	g := (v >> 8) % 230
 	b := (v >> 16) % 55
 	return fmt.Sprintf("rgb(%d,%d,%d)", r, g, b)
+}
+
+// diffColor is red for a frame that grew, blue for one that shrank, white
+// for one that did not, saturated by the change as a share of the larger
+// root (difffolded.pl's scheme).
+func diffColor(n, root *FlameNode) string {
+	scale := float64(max(root.Value, root.Base, 1))
+	d := float64(n.Value-n.Base) / scale
+	k := int(min(1, 5*max(d, -d)) * 200)
+	if d > 0 {
+		return fmt.Sprintf("rgb(255,%d,%d)", 255-k, 255-k)
+	}
+	if d < 0 {
+		return fmt.Sprintf("rgb(%d,%d,255)", 255-k, 255-k)
+	}
+	return "rgb(250,250,250)"
 }
 
 // flameScript is the SVG's own script: hover details, click to zoom into

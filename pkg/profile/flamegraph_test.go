@@ -144,3 +144,85 @@ func TestFlameGraphEscapes(t *testing.T) {
 		t.Fatalf("%+v", doc.Frames.G)
 	}
 }
+
+// TestFlameDiff: the candidate's picture, each frame marked with its base
+// value along the same frames from the root: grew red, shrank blue, same
+// white; what ran only in the base is counted, not drawn.
+func TestFlameDiff(t *testing.T) {
+	mk := func(stacks map[string]int64) *profile.Profile {
+		p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "cpu", Unit: "nanoseconds"}}}
+		fns := map[string]*profile.Location{}
+		loc := func(name string) *profile.Location {
+			if l := fns[name]; l != nil {
+				return l
+			}
+			f := &profile.Function{ID: uint64(len(fns) + 1), Name: name}
+			l := &profile.Location{ID: f.ID, Line: []profile.Line{{Function: f}}}
+			fns[name] = l
+			p.Function = append(p.Function, f)
+			p.Location = append(p.Location, l)
+			return l
+		}
+		for st, v := range stacks {
+			names := strings.Split(st, ";")
+			var locs []*profile.Location
+			for i := len(names) - 1; i >= 0; i-- {
+				locs = append(locs, loc(names[i]))
+			}
+			p.Sample = append(p.Sample, &profile.Sample{Location: locs, Value: []int64{v}})
+		}
+		return p
+	}
+	base, _ := FlameTree(mk(map[string]int64{"main;a": 10, "main;b": 5, "main;d": 2}), 0)
+	cand, _ := FlameTree(mk(map[string]int64{"main;a": 4, "main;b": 5, "main;c": 3}), 0)
+	if gone := FlameDiff(base, cand); gone != 2 {
+		t.Fatalf("gone %d, want 2 (main;d)", gone)
+	}
+	var buf bytes.Buffer
+	if _, err := WriteFlameGraph(&buf, cand, FlameOptions{Width: 600, MinWidth: -1}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Frames struct {
+			G []struct {
+				B     *int64 `xml:"data-b,attr"`
+				V     int64  `xml:"data-v,attr"`
+				Title string `xml:"title"`
+				Rect  struct {
+					Fill string `xml:"fill,attr"`
+				} `xml:"rect"`
+			} `xml:"g"`
+		} `xml:"g"`
+	}
+	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]any{}
+	for _, g := range doc.Frames.G {
+		if g.B == nil {
+			t.Fatalf("%s has no data-b", g.Title)
+		}
+		got[g.Title[:strings.Index(g.Title, " (")]] = [2]any{*g.B, g.Rect.Fill}
+	}
+	for name, want := range map[string]struct {
+		base int64
+		hue  string
+	}{"a": {10, "blue"}, "b": {5, "white"}, "c": {0, "red"}, "main": {17, "blue"}, "all": {17, "blue"}} {
+		g, ok := got[name]
+		if !ok || g[0] != want.base {
+			t.Errorf("%s: %v, want base %d", name, g, want.base)
+			continue
+		}
+		fill := g[1].(string)
+		hue := map[bool]string{true: "red"}[strings.HasPrefix(fill, "rgb(255,")]
+		if strings.HasSuffix(fill, ",255)") && !strings.HasPrefix(fill, "rgb(255,") {
+			hue = "blue"
+		}
+		if fill == "rgb(250,250,250)" {
+			hue = "white"
+		}
+		if hue != want.hue {
+			t.Errorf("%s: fill %s, want %s", name, fill, want.hue)
+		}
+	}
+}

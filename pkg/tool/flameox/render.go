@@ -17,12 +17,13 @@ func renderCommands() []*Command {
 }
 
 func renderFlameGraph(ctx context.Context, c *Context, args []string) error {
-	fs := c.flags("render flamegraph", "RUN_OR_ARTIFACT -o FILE.svg [--sample-type T] [--icicle] [--width PX]")
+	fs := c.flags("render flamegraph", "RUN_OR_ARTIFACT -o FILE.svg [--diff BASE] [--sample-type T] [--icicle] [--width PX]")
 	var req analysis.FlameGraphRequest
 	fs.StringVarP(&req.Output, "output", "o", "", "the SVG file to write (outside .diagnostics)")
 	fs.StringVar(&req.SampleType, "sample-type", "", "sample type (default: the profile's default, as go tool pprof picks)")
 	fs.BoolVar(&req.Icicle, "icicle", false, "draw the root at the top (an icicle graph)")
 	fs.IntVar(&req.Width, "width", 0, "width in pixels (default 1200)")
+	fs.StringVar(&req.Diff, "diff", "", "a base run or artifact: a differential flame graph, red where RUN grew from it, blue where it shrank")
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
