@@ -12,8 +12,8 @@ import (
 // renderCommands are render flamegraph.
 func renderCommands() []*Command {
 	return []*Command{{Name: "render flamegraph", Args: "RUN_OR_ARTIFACT -o FILE.svg",
-		Summary: "a profile as an SVG flame graph (or --icicle) that opens offline, with search and click-to-zoom, coloured by package (MCP: export_profile format flamegraph)",
-		MCPTool: "export_profile", Run: renderFlameGraph}}
+		Summary: "a profile as an SVG flame graph (or --icicle, or --diff BASE) that opens offline, with search and click-to-zoom, coloured by package",
+		CLIOnly: "over MCP the same picture is export_profile with format flamegraph (one tool for both, within the tools/list budget)", Run: renderFlameGraph}}
 }
 
 func renderFlameGraph(ctx context.Context, c *Context, args []string) error {
