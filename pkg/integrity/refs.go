@@ -13,6 +13,7 @@ import (
 	"github.com/flameox/flameox/pkg/evidence/schema"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/inquiry"
+	"github.com/flameox/flameox/pkg/retention"
 	"github.com/flameox/flameox/pkg/run"
 )
 
@@ -238,7 +239,7 @@ func (r *refChecker) run(ctx context.Context) error {
 			s.res.Checked.References++
 			// The commit a generation was published on may be collected
 			// once it falls out of the kept history; that is no damage.
-			if !r.commitOK(g.InputCommitID) && !(collected(s.root, g.InputCommitID) && !exists(corpus.CommitPath(s.root, g.InputCommitID))) {
+			if !r.commitOK(g.InputCommitID) && !(retention.CommitCollected(s.root, g.InputCommitID) && !exists(corpus.CommitPath(s.root, g.InputCommitID))) {
 				r.dangling(file, owner, "commit", g.InputCommitID, "cannot be read")
 			}
 		}

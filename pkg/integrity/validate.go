@@ -17,6 +17,7 @@ import (
 	"github.com/flameox/flameox/pkg/digest"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/lock"
+	"github.com/flameox/flameox/pkg/retention"
 	"github.com/flameox/flameox/pkg/run"
 	"github.com/flameox/flameox/pkg/workspace"
 )
@@ -247,7 +248,7 @@ func (s *state) checkCorpus() {
 		seen[pid] = true
 		parent, err := corpus.Read(s.root, pid)
 		if err != nil {
-			if collected(s.root, pid) && !exists(corpus.CommitPath(s.root, pid)) {
+			if retention.CommitCollected(s.root, pid) && !exists(corpus.CommitPath(s.root, pid)) {
 				break // gc collected it: the retained history ends here
 			}
 			s.commitProblem(pid, err)
@@ -309,20 +310,6 @@ func (s *state) findSuperseded() {
 			queue = append(queue, old)
 		}
 	}
-}
-
-// collected reports whether garbage collection collected commit id: it
-// leaves an empty marker corpus/collected/<hex> for every commit it moves
-// (pkg/retention, CommitCollected, writes and documents it), so a history
-// walk can tell the end of the retained history from a commit that went
-// missing.
-func collected(root, id string) bool {
-	hex, err := digest.Hex(id)
-	if err != nil {
-		return false
-	}
-	fi, err := os.Lstat(filepath.Join(root, "corpus", "collected", hex))
-	return err == nil && fi.Mode().IsRegular()
 }
 
 func exists(path string) bool {
