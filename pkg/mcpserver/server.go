@@ -115,6 +115,8 @@ func newServer(opts Options) *server {
 	s.addIntegrityTools()
 	s.addFindingsTools()
 	s.addReportTools()
+	s.addFleetTools()
+	s.addPictureTools()
 	s.addPrompts()
 	s.addResources()
 	return s

@@ -93,6 +93,9 @@ func Commands() []*Command {
 	cmds = append(cmds, findingsCommands()...)
 	cmds = append(cmds, reportCommands()...)
 	cmds = append(cmds, analyzeRecordCommands()...)
+	cmds = append(cmds, setupCommands()...)
+	cmds = append(cmds, fleetCommands()...)
+	cmds = append(cmds, pictureCommands()...)
 	return cmds
 }
 
