@@ -116,6 +116,7 @@ func newServer(opts Options) *server {
 	s.addFindingsTools()
 	s.addReportTools()
 	s.addFleetTools()
+	s.addHistoryTools()
 	s.addPictureTools()
 	s.addPrompts()
 	s.addResources()

@@ -95,6 +95,7 @@ func Commands() []*Command {
 	cmds = append(cmds, analyzeRecordCommands()...)
 	cmds = append(cmds, setupCommands()...)
 	cmds = append(cmds, fleetCommands()...)
+	cmds = append(cmds, historyCommands()...)
 	cmds = append(cmds, pictureCommands()...)
 	return cmds
 }

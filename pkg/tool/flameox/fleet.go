@@ -1,4 +1,4 @@
 package flameox
 
-// fleetCommands are export corpus, fleet query and history.
+// fleetCommands are export corpus.
 func fleetCommands() []*Command { return nil }

@@ -1,0 +1,4 @@
+package flameox
+
+// historyCommands are fleet query and history.
+func historyCommands() []*Command { return nil }
