@@ -31,8 +31,8 @@ type DiffRequest struct {
 	Base       string `json:"base" jsonschema:"run id or artifact id of the base (before) profile"`
 	Candidate  string `json:"candidate" jsonschema:"run id or artifact id of the candidate (after) profile"`
 	SampleType string `json:"sample_type,omitempty" jsonschema:"e.g. cpu, alloc_space (default: the base profile's)"`
-	Focus      string `json:"focus,omitempty" jsonschema:"RE2: keep samples with a frame (function, file, module) matching, on both sides (pprof -focus)"`
-	Ignore     string `json:"ignore,omitempty" jsonschema:"RE2: drop samples with a frame matching, on both sides (pprof -ignore)"`
+	Focus      string `json:"focus,omitempty" jsonschema:"RE2: keep samples with a matching frame, both sides (pprof -focus)"`
+	Ignore     string `json:"ignore,omitempty" jsonschema:"RE2: drop samples with a matching frame, both sides (pprof -ignore)"`
 	Limit      int    `json:"limit,omitempty" jsonschema:"rows to return (default 20, max 1000)"`
 	Cursor     string `json:"cursor,omitempty" jsonschema:"cursor from a previous page"`
 }

@@ -29,8 +29,8 @@ const maxExecutionRows = 2_000_000
 // ExecutionRequest asks what ran in a run, and with Against what changed
 // from it to another.
 type ExecutionRequest struct {
-	Input   string `json:"input" jsonschema:"run id whose execution evidence (coverage, SDK observations, phases, configuration) to read"`
-	Against string `json:"against,omitempty" jsonschema:"a second run: what was added, removed or changed from input to it"`
+	Input   string `json:"input" jsonschema:"run id with execution evidence"`
+	Against string `json:"against,omitempty" jsonschema:"a second run to diff against"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"rows per list (default 20, max 1000)"`
 }
 

@@ -45,7 +45,7 @@ const minFrameShare = 0.01
 
 // ScalingRequest asks how an experiment's cost grows with its input size.
 type ScalingRequest struct {
-	ExperimentID string `json:"experiment_id" jsonschema:"the experiment (flameox experiment run / start_experiment)"`
+	ExperimentID string `json:"experiment_id" jsonschema:"the experiment id"`
 	Metric       string `json:"metric,omitempty" jsonschema:"metric to fit (default: the experiment's primary metric)"`
 	Variant      string `json:"variant,omitempty" jsonschema:"only this variant (treatment value)"`
 	Parameter    string `json:"parameter,omitempty" jsonschema:"the numeric input-size factor (default: the experiment's scaling parameter)"`

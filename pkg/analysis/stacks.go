@@ -19,7 +19,7 @@ import (
 // StacksRequest asks for the callers, callees or stack examples of a frame.
 type StacksRequest struct {
 	Input      string `json:"input" jsonschema:"run id or artifact id of a published profile"`
-	FrameID    string `json:"frame_id" jsonschema:"frame id from hotspots, or a function regexp (pprof -peek): the heaviest match"`
+	FrameID    string `json:"frame_id" jsonschema:"frame id, or a function regexp (pprof -peek)"`
 	SampleType string `json:"sample_type,omitempty" jsonschema:"default: the profile's"`
 	Thread     string `json:"thread,omitempty" jsonschema:"only samples of this thread"`
 	Process    string `json:"process,omitempty" jsonschema:"only samples of this process"`

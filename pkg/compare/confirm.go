@@ -29,15 +29,15 @@ const (
 type ConfirmRequest struct {
 	Baseline  string `json:"baseline_run_set" jsonschema:"run set of the baseline variant (rs-…)"`
 	Candidate string `json:"candidate_run_set" jsonschema:"run set of the candidate variant (rs-…)"`
-	Metric    string `json:"metric" jsonschema:"measurement name, e.g. process.wall_time or gobench.sec/op"`
-	Subject   string `json:"subject,omitempty" jsonschema:"only this subject (a benchmark name), when the metric has several"`
+	Metric    string `json:"metric" jsonschema:"metric, e.g. process.wall_time or gobench.sec/op"`
+	Subject   string `json:"subject,omitempty" jsonschema:"only this subject (a benchmark)"`
 	// Polarity is lower_is_better (default), higher_is_better or neutral.
 	Polarity   string  `json:"polarity,omitempty" jsonschema:"lower_is_better (default), higher_is_better or neutral"`
 	Threshold  float64 `json:"practical_threshold,omitempty" jsonschema:"smallest relative change that matters, e.g. 0.05"`
 	Confidence float64 `json:"confidence_level,omitempty" jsonschema:"interval confidence, default 0.95"`
 	// Method is the interval: order_statistic (default), interpolated,
 	// bca or percentile (docs/statistics.md compares them).
-	Method    string `json:"confidence_method,omitempty" jsonschema:"interval method: order_statistic (default), interpolated, bca or percentile"`
+	Method    string `json:"confidence_method,omitempty" jsonschema:"order_statistic (default), interpolated, bca or percentile"`
 	Seed      uint64 `json:"seed,omitempty" jsonschema:"bootstrap seed (recorded; bca and percentile only), default 1"`
 	Resamples int    `json:"resamples,omitempty" jsonschema:"bootstrap resamples (bca and percentile only), default 9999"`
 }

@@ -113,7 +113,7 @@ func (s *server) stackExamples(ctx context.Context, _ *mcp.CallToolRequest, in a
 
 // viewerInput names what get_native_viewer_plan opens.
 type viewerInput struct {
-	ArtifactID string `json:"artifact_id" jsonschema:"artifact id, sha256:<hex>, or a run id: the profile the run's analyses read"`
+	ArtifactID string `json:"artifact_id" jsonschema:"artifact id, sha256:<hex>, or run id"`
 }
 
 func (s *server) viewerPlan(ctx context.Context, _ *mcp.CallToolRequest, in viewerInput) (*analysis.ViewerPlan, string, error) {

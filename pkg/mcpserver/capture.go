@@ -38,7 +38,7 @@ type PlanResult struct {
 }
 
 type executeInput struct {
-	PlanToken string `json:"plan_token" jsonschema:"the plan_token returned by plan_capture (single use, expires after 5 minutes)"`
+	PlanToken string `json:"plan_token" jsonschema:"plan_capture's plan_token (single use, 5 minutes)"`
 }
 
 func (s *server) addCaptureTools() {

@@ -28,7 +28,7 @@ const (
 type experimentInput struct {
 	Experiment      string `json:"experiment" jsonschema:"experiment name declared in flameox.toml ([experiments.NAME])"`
 	Adapter         string `json:"adapter" jsonschema:"adapter that captures every trial"`
-	InvestigationID string `json:"investigation_id,omitempty" jsonschema:"investigation the experiment belongs to (default: running it opens one)"`
+	InvestigationID string `json:"investigation_id,omitempty" jsonschema:"its investigation (default: a new one)"`
 	HypothesisID    string `json:"hypothesis_id,omitempty" jsonschema:"hypothesis the experiment tests"`
 }
 

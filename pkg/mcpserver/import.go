@@ -23,9 +23,9 @@ import (
 // importInput is import_artifact's input. The path is project-relative on
 // purpose: an agent may import what is in the project, nothing else.
 type importInput struct {
-	Path            string `json:"path" jsonschema:"project-relative path of an existing file (absolute paths and .. refused)"`
-	Kind            string `json:"kind,omitempty" jsonschema:"artifact kind (default: detected from the content; a readable profile is a sample_profile)"`
-	Sensitivity     string `json:"sensitivity,omitempty" jsonschema:"normal, internal or sensitive (default: the workspace's capture.default_sensitivity)"`
+	Path            string `json:"path" jsonschema:"project-relative path of a file (no absolute, no ..)"`
+	Kind            string `json:"kind,omitempty" jsonschema:"artifact kind (default: detected)"`
+	Sensitivity     string `json:"sensitivity,omitempty" jsonschema:"normal, internal or sensitive (default: capture.default_sensitivity)"`
 	MediaType       string `json:"media_type,omitempty" jsonschema:"media type (default: guessed from the content)"`
 	Producer        string `json:"producer,omitempty" jsonschema:"tool that wrote the file, if known"`
 	ProducerVersion string `json:"producer_version,omitempty" jsonschema:"version of that tool"`

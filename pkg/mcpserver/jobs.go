@@ -359,7 +359,7 @@ type jobInput struct {
 
 type getJobInput struct {
 	JobID       string `json:"job_id" jsonschema:"the job_id start_capture returned"`
-	WaitSeconds int    `json:"wait_seconds,omitempty" jsonschema:"wait up to this many seconds (0..50) for the job to end before answering; default 0"`
+	WaitSeconds int    `json:"wait_seconds,omitempty" jsonschema:"seconds (0..50) to wait for the job to end"`
 }
 
 func (s *server) addJobTools() {

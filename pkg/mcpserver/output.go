@@ -14,7 +14,7 @@ import (
 type outputInput struct {
 	RunID    string `json:"run_id" jsonschema:"run id (a UUID)"`
 	Stream   string `json:"stream,omitempty" jsonschema:"stdout (default), stderr, oracle_stdout or oracle_stderr"`
-	Offset   int64  `json:"offset,omitempty" jsonschema:"first byte to read: 0, or the next_offset of the previous page"`
+	Offset   int64  `json:"offset,omitempty" jsonschema:"first byte: 0, or the previous next_offset"`
 	MaxBytes int64  `json:"max_bytes,omitempty" jsonschema:"bytes to read"`
 }
 

@@ -50,7 +50,7 @@ func paramSchema(sch *jsonschema.Schema) {
 	}
 	p.Type, p.Types = "object", nil
 	p.AdditionalProperties = &jsonschema.Schema{Types: []string{"string", "number", "boolean"}}
-	p.Description = "the workload's declared parameters (get_workload); omitted ones take their default"
+	p.Description = "the workload's parameters (get_workload); omitted take defaults"
 }
 
 // Redaction: no MCP result carries a command line, an executable path or

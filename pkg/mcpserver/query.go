@@ -179,7 +179,7 @@ func (s *server) summarizeMeasurements(ctx context.Context, _ *mcp.CallToolReque
 
 type evidenceInput struct {
 	Type string `json:"type" jsonschema:"evidence type"`
-	ID   string `json:"id" jsonschema:"the evidence id (run id, artifact id, generation id, analysis id, ...)"`
+	ID   string `json:"id" jsonschema:"the evidence id"`
 }
 
 func (s *server) getEvidence(ctx context.Context, _ *mcp.CallToolRequest, in evidenceInput) (*query.EvidenceResult, string, error) {

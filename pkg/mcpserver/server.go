@@ -191,7 +191,7 @@ func limitSchema(def int) func(*jsonschema.Schema) {
 		}
 		p.Minimum, p.Maximum = jsonschema.Ptr(1.0), jsonschema.Ptr(1000.0)
 		p.Default = []byte(itoa(def))
-		p.Description = "rows (default " + itoa(def) + "); a truncated page gives total and cursor"
+		p.Description = "rows per page"
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 
 // GetExperimentRequest names an experiment and pages its trials.
 type GetExperimentRequest struct {
-	ExperimentID string `json:"experiment_id" jsonschema:"the experiment (from start_experiment's job or flameox experiment run)"`
+	ExperimentID string `json:"experiment_id" jsonschema:"the experiment id"`
 	Outcome      string `json:"outcome,omitempty" jsonschema:"only trials with this outcome, e.g. oracle_failed"`
 	Limit        int    `json:"limit,omitempty" jsonschema:"trials to return (default 50, max 1000)"`
 	Cursor       string `json:"cursor,omitempty" jsonschema:"cursor from a previous page"`

@@ -59,8 +59,8 @@ type MeasurementsRequest struct {
 	Workload   string `json:"workload,omitempty" jsonschema:"only runs of this declared workload"`
 	// Parameters keeps runs whose workload had every one of these
 	// parameter values (canonical text, as runs list shows them).
-	Parameters     map[string]string `json:"parameters,omitempty" jsonschema:"only runs whose workload had these parameter values (canonical text), e.g. {\"n\": \"1024\"}"`
-	Subject        string            `json:"subject,omitempty" jsonschema:"only this subject (exact): a benchmark name such as BenchmarkSum/n=1024, a test or a package"`
+	Parameters     map[string]string `json:"parameters,omitempty" jsonschema:"workload parameter values, e.g. {\"n\": \"1024\"}"`
+	Subject        string            `json:"subject,omitempty" jsonschema:"only this subject (exact): a benchmark, test or package"`
 	IncludeWarmups bool              `json:"include_warmups,omitempty" jsonschema:"also return warm-up values"`
 	Limit          int               `json:"limit,omitempty" jsonschema:"rows to return (default 50, max 1000)"`
 	Cursor         string            `json:"cursor,omitempty" jsonschema:"cursor from a previous page"`

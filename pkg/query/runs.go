@@ -64,7 +64,7 @@ type ListRunsRequest struct {
 	Workload         string `json:"workload,omitempty" jsonschema:"declared workload name"`
 	// Parameters keeps runs whose workload had every one of these
 	// parameter values (canonical text, as the list shows them).
-	Parameters    map[string]string `json:"parameters,omitempty" jsonschema:"only runs whose workload had these parameter values (canonical text), e.g. {\"n\": \"1024\"}"`
+	Parameters    map[string]string `json:"parameters,omitempty" jsonschema:"workload parameter values, e.g. {\"n\": \"1024\"}"`
 	CreatedAfter  time.Time         `json:"created_after,omitzero" jsonschema:"only runs created at or after this time (RFC 3339)"`
 	CreatedBefore time.Time         `json:"created_before,omitzero" jsonschema:"only runs created before this time (RFC 3339)"`
 	Limit         int               `json:"limit,omitempty" jsonschema:"rows to return (default 50, max 1000)"`

@@ -29,7 +29,7 @@ const wideSpread = 0.10
 // SummaryRequest names the run (and optionally the benchmark or metric)
 // whose benchmark values are summarised.
 type SummaryRequest struct {
-	RunID          string `json:"run_id" jsonschema:"the run whose benchmark values to summarise (a UUID, from list_runs)"`
+	RunID          string `json:"run_id" jsonschema:"run id (list_runs)"`
 	Subject        string `json:"subject,omitempty" jsonschema:"only this benchmark (exact), e.g. BenchmarkSum/n=1024"`
 	NamePrefix     string `json:"name_prefix,omitempty" jsonschema:"only metric names starting with this, e.g. gobench.sec"`
 	IncludeWarmups bool   `json:"include_warmups,omitempty" jsonschema:"count warm-up values too"`
