@@ -18,6 +18,7 @@ import (
 	"github.com/flameox/flameox/pkg/lock"
 	"github.com/flameox/flameox/pkg/oplog"
 	"github.com/flameox/flameox/pkg/publish"
+	"github.com/flameox/flameox/pkg/retention"
 	"github.com/flameox/flameox/pkg/workspace"
 )
 
@@ -101,7 +102,7 @@ func (s *state) plan() (*RepairPlan, error) {
 	// 0. Finish or withdraw quarantines a crash interrupted.
 	for _, in := range s.interrupted {
 		a := Action{Kind: ActionResumeQuarantine, Target: Ref{Type: "quarantine", ID: in.id}, Because: []string{CodeQuarantineInterrupted},
-			Files: []string{"quarantine/" + in.id}, Runs: s.registeredBy(in.entry.artifactID()), Loses: "nothing"}
+			Files: []string{"quarantine/" + in.id}, Runs: s.registeredBy(in.entry.ArtifactID()), Loses: "nothing"}
 		if in.moved {
 			a.Does = "close the journal of quarantine/" + in.id + ": " + in.entry.OriginalPath + " was moved there"
 		} else {
@@ -390,7 +391,7 @@ func Apply(ctx context.Context, ws *workspace.Workspace, planDigest string, pub 
 	out = &ApplyResult{SchemaVersion: SchemaVersion, PlanDigest: planDigest, Applied: []AppliedAction{}, CommitID: plan.CommitID, Unresolved: len(plan.Unresolved)}
 	now := time.Now().UTC()
 	for _, in := range st.interrupted {
-		if err := resumeQuarantine(ws.Root, in); err != nil {
+		if err := retention.ResumeQuarantine(ws.Root, in.id, in.entry, in.moved); err != nil {
 			return out, err
 		}
 		out.Applied = append(out.Applied, AppliedAction{Kind: ActionResumeQuarantine, Target: Ref{Type: "quarantine", ID: in.id}, Quarantine: "quarantine/" + in.id})
@@ -406,7 +407,7 @@ func Apply(ctx context.Context, ws *workspace.Workspace, planDigest string, pub 
 			}
 		}
 		reason += fmt.Sprintf("; the registrations of %d run(s) are kept", len(a.Runs))
-		qid, err := quarantineObject(ctx, ws.Root, artifact.ObjectRel(a.Target.ID), "repair:"+planDigest, reason, now)
+		qid, err := retention.SetAside(ctx, ws.Root, artifact.ObjectRel(a.Target.ID), "repair:"+planDigest, reason, now)
 		if err != nil {
 			return out, err
 		}
@@ -416,7 +417,7 @@ func Apply(ctx context.Context, ws *workspace.Workspace, planDigest string, pub 
 		if a.Kind != ActionQuarantineFile {
 			continue
 		}
-		qid, err := quarantineObject(ctx, ws.Root, a.Target.ID, "repair:"+planDigest, strings.Join(a.Because, ", ")+": "+a.Does, now)
+		qid, err := retention.SetAside(ctx, ws.Root, a.Target.ID, "repair:"+planDigest, strings.Join(a.Because, ", ")+": "+a.Does, now)
 		if err != nil {
 			return out, err
 		}
@@ -490,7 +491,7 @@ func quarantineFiles(ctx context.Context, ws *workspace.Workspace, a Action, pla
 		if _, err := os.Lstat(filepath.Join(ws.Root, filepath.FromSlash(f))); err != nil {
 			continue // a missing file: nothing to set aside
 		}
-		qid, err := quarantineObject(ctx, ws.Root, f, "repair:"+planDigest,
+		qid, err := retention.SetAside(ctx, ws.Root, f, "repair:"+planDigest,
 			fmt.Sprintf("%s: generation %s was republished from its native artifacts", strings.Join(a.Because, ", "), a.Target.ID), now)
 		if err != nil {
 			return err

@@ -395,17 +395,17 @@ func (s *state) readQuarantine() {
 		if !e.IsDir() || e.Name() == "runs" {
 			continue
 		}
-		m, err := readQuarantineManifest(s.root, e.Name())
+		m, err := retention.ReadQuarantineManifest(s.root, e.Name())
 		if err != nil {
 			continue
 		}
-		aid := m.artifactID()
+		aid := m.ArtifactID()
 		switch m.State {
-		case stateQuarantined:
+		case retention.StateQuarantined:
 			if aid != "" {
 				s.quarantined[aid] = "quarantine/" + e.Name()
 			}
-		case stateMoving:
+		case retention.StateMoving:
 			_, err := os.Lstat(filepath.Join(s.root, "quarantine", e.Name(), filepath.FromSlash(m.StoredPath)))
 			in := interruption{id: e.Name(), entry: m, moved: err == nil}
 			s.interrupted = append(s.interrupted, in)
