@@ -38,9 +38,9 @@ func TestNoAdministrativeTools(t *testing.T) {
 	}
 }
 
-// TestValidateWorkspace: standard validation over MCP, the result model
-// of `flameox validate --json`; an unknown argument (a level, say: full
-// is CLI-only) is refused.
+// TestValidateWorkspace: standard (default) and quick validation over MCP,
+// the result model of `flameox validate --json`; level full is CLI-only
+// and refused, as is an unknown argument.
 func TestValidateWorkspace(t *testing.T) {
 	dir := project(t)
 	c := connect(t, dir, nil)
@@ -59,6 +59,12 @@ func TestValidateWorkspace(t *testing.T) {
 		t.Errorf("intact: %+v", res)
 	}
 	c.fails("validate_workspace", map[string]any{"level": "full"}, "INVALID_ARGUMENTS")
+	c.fails("validate_workspace", map[string]any{"deep": true}, "INVALID_ARGUMENTS")
+	res = result{}
+	c.ok("validate_workspace", map[string]any{"level": "quick"}, &res)
+	if !res.Valid || res.Level != "quick" {
+		t.Errorf("quick: %+v", res)
+	}
 	// A deleted Parquet file: valid:false, the file named.
 	files, _ := filepath.Glob(filepath.Join(dir, ".diagnostics", "evidence", "runs", "generation=*", "*.parquet"))
 	if len(files) == 0 {
