@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +18,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/flameox/flameox/pkg/artifact"
 	"github.com/flameox/flameox/pkg/retention"
 	"github.com/flameox/flameox/pkg/workspace"
 )
@@ -153,4 +156,86 @@ func inTrash(root, rel string, sum [32]byte) bool {
 		}
 	}
 	return false
+}
+
+// TestSymlinkSwappedInDuringGC swaps a symlink to a directory outside the
+// workspace in for what gc --apply is about to move, while a real gc
+// process stalls between its journal and its first move (the object
+// directory itself, or a directory above it): gc refuses with a
+// structured error, nothing outside is read, written or moved, and after
+// the swap is undone the next command puts the workspace back as it was.
+func TestSymlinkSwappedInDuringGC(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		swap func(w *world) string // the path replaced by a symlink
+	}{
+		{"object directory", func(w *world) string {
+			return filepath.Join(w.ws.Root, artifact.ObjectRel(w.garbage[retention.KindArtifact][0]))
+		}},
+		{"parent directory", func(w *world) string {
+			return filepath.Dir(filepath.Join(w.ws.Root, artifact.ObjectRel(w.garbage[retention.KindArtifact][0])))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := build(t)
+			before := tree(t, w.ws.Root)
+			outside := t.TempDir()
+			for _, n := range []string{"payload", "artifact.json", "x/y"} {
+				os.MkdirAll(filepath.Dir(filepath.Join(outside, n)), 0o700)
+				if err := os.WriteFile(filepath.Join(outside, n), []byte("outside "+n), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			outBefore := tree(t, outside)
+			ready := filepath.Join(t.TempDir(), "ready")
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "FLAMEOX_RETENTION_CHILD="+w.ws.Root,
+				"FLAMEOX_FAULTPOINT="+retention.StepManifestWritten+":sleep", "FLAMEOX_FAULTPOINT_READY="+ready)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				if _, err := os.Stat(ready); err == nil {
+					break
+				}
+				if cmd.ProcessState != nil {
+					t.Fatal("gc ended before its journal")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			target := tc.swap(w)
+			away := target + ".away"
+			if err := os.Rename(target, away); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, target); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "symlink") {
+				t.Fatalf("gc was not refused: %v\n%s", err, stderr.String())
+			}
+			if got := tree(t, outside); !maps.Equal(got, outBefore) {
+				t.Fatalf("outside the workspace changed: %v, was %v", got, outBefore)
+			}
+			// Undo the swap; the next command rolls the interrupted trash
+			// back and the workspace is as it was.
+			if err := os.Remove(target); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(away, target); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := retention.Resume(context.Background(), w.ws); err != nil {
+				t.Fatal(err)
+			}
+			checkIntact(t, w)
+			if got := tree(t, w.ws.Root); !maps.Equal(got, before) {
+				t.Fatalf("the workspace is not back as it was")
+			}
+		})
+	}
 }

@@ -630,14 +630,15 @@ func writeState(root string, m *Manifest) error {
 // directories, so that after a crash the path is in exactly one place.
 // Trash and its workspace are one file system, so the rename is atomic.
 func moveDurably(root, src, dst string) error {
-	if err := refuseSymlinks(src); err != nil {
-		return err
-	}
 	// No component between the workspace and either path may be a
 	// symlink swapped in: a rename (or a mkdir) through one would write
 	// outside. Checked before the destination's parents are made, and
-	// again after.
+	// again after; the source's parents first, so that a swapped parent
+	// is reported as what it is.
 	if err := noLinkedComponents(root, filepath.Dir(src), false); err != nil {
+		return err
+	}
+	if err := refuseSymlinks(src); err != nil {
 		return err
 	}
 	if err := noLinkedComponents(root, filepath.Dir(dst), true); err != nil {
