@@ -9,7 +9,7 @@ NOCGO_CMDS := ./cmd/fox-capture ./cmd/fox-publish
 CGO_CMDS   := $(filter-out $(NOCGO_CMDS),$(addprefix ./,$(CMDS)))
 FUZZTIME ?= 10s
 
-.PHONY: all build test test-short test-torch lint staticcheck nocgo demo golden fuzz-smoke fuzz bench clean
+.PHONY: all build test test-short test-torch lint staticcheck nocgo demo golden fuzz-smoke fuzz bench npm npm-check clean
 
 all: build
 
@@ -111,6 +111,21 @@ test-torch:
 	   "$(TORCH_VENV)/bin/python" -m pip install --quiet --disable-pip-version-check $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL)) "torch==$(TORCH_VERSION)" || exit 1;; \
 	esac
 	FLAMEOX_TORCH_LIVE=1 FLAMEOX_TORCH_PYTHON="$(TORCH_VENV)/bin/python" $(GO) test -count=1 -v -run 'TestLiveCapture|TestLauncher|TestProbe' ./pkg/adapter/torch
+
+# The npm packages (docs/npm.md): flameox built for linux-x64 and
+# linux-arm64 (cgo cross-compiled with Debian's aarch64-linux-gnu gcc,
+# which scripts/install-collectors.sh installs) and packed into NPM_DIR
+# with the main package; npm-check then checks every tarball, each
+# binary's ELF machine against its package's cpu. Not part of make test:
+# cross-linking DuckDB takes minutes. make test packs and installs the
+# host's package (pkg/internal/npmtest, TestPackInstallRun).
+NPM_DIR     ?= $(BIN)/npm
+NPM_VERSION ?= $(or $(patsubst v%,%,$(shell git describe --tags --abbrev=0 --match 'v[0-9]*' 2>/dev/null)),0.0.0-dev)
+npm:
+	FLAMEOX_NPM_VERSION=$(NPM_VERSION) scripts/npm-pack.sh -o $(NPM_DIR)
+
+npm-check: npm
+	FLAMEOX_NPM_DIR=$(NPM_DIR) FLAMEOX_NPM_VERSION=$(NPM_VERSION) $(GO) test -count=1 -v -run TestPackedTarballs ./pkg/internal/npmtest
 
 clean:
 	rm -rf $(BIN)

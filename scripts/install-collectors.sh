@@ -78,6 +78,18 @@ else
   echo "install-collectors: go not found; install Go 1.26+, then go install ${go_tools[*]} and golang.org/x/perf/cmd/benchstat at go.mod's golang.org/x/perf version" >&2
 fi
 
+# npm packages (scripts/npm-pack.sh, make npm; docs/npm.md): the GNU cross
+# compiler for the other Linux architecture's binary, which links DuckDB
+# through cgo. make test builds only the host's and needs neither.
+case "$(uname -m)" in
+  x86_64) npm_cross=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu) ;;
+  aarch64) npm_cross=(gcc-x86-64-linux-gnu g++-x86-64-linux-gnu) ;;
+  *) npm_cross=() ;;
+esac
+if [ ${#npm_cross[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${npm_cross[@]}"
+fi
+
 echo "install-collectors: done" >&2
 for t in git openssl perf bwrap valgrind ms_print heaptrack heaptrack_print memray hyperfine py-spy node npm; do
   printf '  %-10s %s\n' "$t" "$(command -v "$t" || echo MISSING)" >&2
