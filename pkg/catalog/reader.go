@@ -77,6 +77,9 @@ type Reader struct {
 	opts    Options
 	tempDir string
 	rows    map[string]int64
+	// writeDir, when set, is the one directory the instance may write
+	// (OpenExport): allowed_directories holds it and nothing else.
+	writeDir string
 }
 
 // OpenHead pins HEAD of the workspace root and opens a Reader on it.
@@ -92,6 +95,10 @@ func OpenHead(ctx context.Context, root string, opts Options) (*Reader, error) {
 // snap's live files and the anchors, and defines one view per table plus
 // the *_current views. Missing anchors are written first.
 func Open(ctx context.Context, snap *corpus.Snapshot, opts Options) (*Reader, error) {
+	return open(ctx, snap, opts, "")
+}
+
+func open(ctx context.Context, snap *corpus.Snapshot, opts Options, writeDir string) (*Reader, error) {
 	opts = opts.withDefaults()
 	live, err := liveFiles(snap)
 	if err != nil {
@@ -101,7 +108,7 @@ func Open(ctx context.Context, snap *corpus.Snapshot, opts Options) (*Reader, er
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{snap: snap, opts: opts, rows: map[string]int64{}}
+	r := &Reader{snap: snap, opts: opts, rows: map[string]int64{}, writeDir: writeDir}
 	var views map[string]bool // current views to define; nil: all
 	if len(opts.Tables) > 0 {
 		keep := map[string]bool{}
@@ -163,12 +170,16 @@ func Open(ctx context.Context, snap *corpus.Snapshot, opts Options) (*Reader, er
 // not go in a per-connection init function, because the second connection
 // would fail on the locked configuration.
 func (r *Reader) lockdown(allowed []string) []string {
-	return []string{
-		"SET allowed_paths = " + sqlList(allowed),
+	var dirs []string
+	if r.writeDir != "" {
+		dirs = []string{"SET allowed_directories = " + sqlList([]string{r.writeDir})}
+	}
+	return append(dirs,
+		"SET allowed_paths = "+sqlList(allowed),
 		"SET TimeZone = 'UTC'",
 		"SET enable_external_access = false", // after the allow-list
 		"SET lock_configuration = true",      // last
-	}
+	)
 }
 
 // config is the DSN of the instance: the settings that take a plain

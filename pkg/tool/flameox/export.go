@@ -25,7 +25,7 @@ func exportCmd(ctx context.Context, c *Context, args []string) error {
 		return err
 	}
 	if fs.NArg() != 2 {
-		return cli.Usagef("export needs a FORMAT (pprof, collapsed or speedscope) and a RUN_OR_ARTIFACT")
+		return cli.Usagef("export needs a FORMAT (pprof, collapsed or speedscope) and a RUN_OR_ARTIFACT (a whole corpus: flameox export corpus --to DIR)")
 	}
 	req.Format, req.Input = fs.Arg(0), fs.Arg(1)
 	ws, err := c.workspace()

@@ -150,6 +150,9 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 func groupVerbs(group string) []*Command {
 	var out []*Command
 	for _, cmd := range Commands() {
+		if cmd.Name == group {
+			return nil // a command of its own (export), with verbs beside it (export corpus)
+		}
 		if g, _, ok := strings.Cut(cmd.Name, " "); ok && g == group {
 			out = append(out, cmd)
 		}
@@ -189,14 +192,20 @@ func groupHelp(env *cli.Env, group string, verbs []*Command, args []string) erro
 }
 
 // lookup finds the longest command name that prefixes args.
+// (`export corpus` before `export`, whose first argument is a format).
 func lookup(args []string) (*Command, []string) {
+	var best *Command
+	n := 0
 	for _, cmd := range Commands() {
 		words := strings.Fields(cmd.Name)
-		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == cmd.Name {
-			return cmd, args[len(words):]
+		if len(words) > n && len(args) >= len(words) && strings.Join(args[:len(words)], " ") == cmd.Name {
+			best, n = cmd, len(words)
 		}
 	}
-	return nil, nil
+	if best == nil {
+		return nil, nil
+	}
+	return best, args[n:]
 }
 
 func printHelp(w io.Writer) {
