@@ -9,9 +9,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/flameox/flameox/pkg/contain"
 	"github.com/flameox/flameox/pkg/durable"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/faultpoint"
@@ -71,6 +74,11 @@ func (s *Store) StageImport(ctx context.Context, src string, maxBytes int64) (*S
 		return nil, err
 	}
 	defer f.Close()
+	if s.Beneath != "" {
+		if err := openedBeneath(f, src, s.Beneath, s.Root); err != nil {
+			return nil, err
+		}
+	}
 	if before.Size > maxBytes {
 		return nil, fault.New(fault.ArtifactTooLarge, "%s is %d bytes; the limit is %d", src, before.Size, maxBytes).
 			With("byte_length", fmt.Sprint(before.Size)).With("limit", fmt.Sprint(maxBytes)).
@@ -174,6 +182,44 @@ func openSource(src string) (*os.File, fileIdentity, error) {
 	// Regular-file reads never block; clear O_NONBLOCK anyway for clarity.
 	syscall.SetNonblock(fd, false)
 	return f, identityOf(&st), nil
+}
+
+// openedBeneath checks that the file f, opened as src, is under dir and
+// not in the workspace ws (re-importing a stored artifact could launder
+// its sensitivity): the
+// kernel's name for the open file (/proc/self/fd) is the path it was
+// reached by after every symlink, whatever changed since the caller
+// resolved src. O_NOFOLLOW covers only the last component, and
+// openat2's RESOLVE_BENEATH would need a file descriptor for dir held
+// from the moment the path was checked; the check after open needs
+// neither. Without /proc, every component from dir down is checked not
+// to be a symlink.
+func openedBeneath(f *os.File, src, dir, ws string) error {
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	if err != nil {
+		rel, rerr := filepath.Rel(dir, src)
+		if rerr != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			return refuse(src, "it is outside "+dir)
+		}
+		p := dir
+		for _, part := range strings.Split(filepath.Dir(rel), string(filepath.Separator)) {
+			if part == "." {
+				continue
+			}
+			p = filepath.Join(p, part)
+			if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+				return refuse(src, p+" is a symbolic link (or vanished) while the file was being opened")
+			}
+		}
+		return nil
+	}
+	if !contain.Under(real, dir) {
+		return refuse(src, "the file opened is "+real+", outside "+dir+": a directory above it was swapped for a symbolic link")
+	}
+	if wsReal, err := filepath.EvalSymlinks(ws); err == nil && contain.Under(real, wsReal) {
+		return refuse(src, "the file opened is "+real+", inside the workspace: a directory above it was swapped for a symbolic link")
+	}
+	return nil
 }
 
 func refuse(src, why string) error {

@@ -42,6 +42,12 @@ type Store struct {
 	// bytes (storage.max_workspace_bytes): placing a new object beyond it
 	// fails with STORAGE_FULL. Deduplicated objects add nothing.
 	MaxWorkspaceBytes int64
+	// Beneath, when set, is a directory (symlinks resolved) that an
+	// import's source must be in: the file actually opened is checked,
+	// so a directory above the source swapped for a symlink after the
+	// caller resolved the path is refused before a byte is read. MCP
+	// imports set it to the project root.
+	Beneath string
 }
 
 var payloadName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^payload(\.[A-Za-z0-9][A-Za-z0-9._-]{0,15})?$`) })

@@ -205,3 +205,62 @@ func TestPayloadExt(t *testing.T) {
 		}
 	}
 }
+
+// TestStageBeneath: with Beneath set, the file actually opened must be in
+// that directory and not in the workspace. A directory above the source
+// that is a symlink by the time it is opened (swapped in after the caller
+// resolved the path) is refused before anything is staged; the same path
+// through real directories is staged.
+func TestStageBeneath(t *testing.T) {
+	project, _ := filepath.EvalSymlinks(t.TempDir())
+	outside := t.TempDir()
+	os.MkdirAll(filepath.Join(outside, "profiles"), 0o700)
+	write(t, filepath.Join(outside, "profiles"), "cpu.pb", []byte("outside secret"))
+	os.MkdirAll(filepath.Join(project, "real", "profiles"), 0o700)
+	write(t, filepath.Join(project, "real", "profiles"), "cpu.pb", []byte("inside"))
+	ws := filepath.Join(project, ".diagnostics")
+	os.MkdirAll(filepath.Join(ws, "artifacts", "sha256"), 0o700)
+	os.MkdirAll(filepath.Join(ws, "staging"), 0o700)
+	os.MkdirAll(filepath.Join(ws, "x"), 0o700)
+	write(t, filepath.Join(ws, "x"), "cpu.pb", []byte("stored"))
+	for _, tt := range []struct {
+		name, link, to string // link (in the project) → to
+		want           fault.Code
+		say            string
+	}{
+		{"outside", "a", outside, fault.ExecutionRefused, "outside " + project},
+		{"into the workspace", "b", filepath.Join(ws, "x"), fault.ExecutionRefused, "inside the workspace"},
+		{"inside", "c", filepath.Join(project, "real", "profiles"), "", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.Symlink(tt.to, filepath.Join(project, tt.link)); err != nil {
+				t.Fatal(err)
+			}
+			src := filepath.Join(project, tt.link, "profiles", "cpu.pb")
+			if tt.link == "b" || tt.link == "c" {
+				src = filepath.Join(project, tt.link, "cpu.pb")
+			}
+			s := &Store{Root: ws, Beneath: project}
+			st, err := s.StageImport(context.Background(), src, 1024)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("a symlink that stays in the project: %v", err)
+				}
+				st.Discard()
+				return
+			}
+			if !fault.Is(err, tt.want) || !strings.Contains(err.Error(), tt.say) {
+				t.Fatalf("got %v, want %s saying %q", err, tt.want, tt.say)
+			}
+			stagingEmpty(t, s)
+			// Without Beneath (the CLI, where the user names any file),
+			// the same path is imported.
+			s.Beneath = ""
+			st, err = s.StageImport(context.Background(), src, 1024)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Discard()
+		})
+	}
+}

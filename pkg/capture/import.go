@@ -33,6 +33,9 @@ type ImportRequest struct {
 	// Producer names the tool that wrote the file, if known.
 	Producer        string `json:"producer,omitempty"`
 	ProducerVersion string `json:"producer_version,omitempty"`
+	// Beneath, when set, is the directory (symlinks resolved) the file
+	// opened must be in, checked on the open file (artifact.Store.Beneath).
+	Beneath string `json:"-"`
 	// RequestedBy is "cli" or "mcp".
 	RequestedBy string `json:"-"`
 }
@@ -164,7 +167,7 @@ func (s *Service) ImportFrom(ctx context.Context, base string, req ImportRequest
 	}()
 	stage := func() (*artifact.Staged, error) {
 		defer func() { <-idDone }()
-		return (&artifact.Store{Root: s.WS.Root, AfterCopy: s.afterCopy}).StageImport(ctx, path, s.WS.Config.Capture.MaxArtifactBytes)
+		return (&artifact.Store{Root: s.WS.Root, AfterCopy: s.afterCopy, Beneath: req.Beneath}).StageImport(ctx, path, s.WS.Config.Capture.MaxArtifactBytes)
 	}
 
 	store := &artifact.Store{Root: s.WS.Root, MaxWorkspaceBytes: s.WS.Config.Storage.MaxWorkspaceBytes}

@@ -56,8 +56,15 @@ func (s *server) importArtifact(ctx context.Context, _ *mcp.CallToolRequest, in 
 	if err != nil {
 		return nil, "", err
 	}
+	// The file opened is checked again to be in the project: a directory
+	// above it swapped for a symlink after projectFile resolved it would
+	// otherwise be followed.
+	root, err := filepath.EvalSymlinks(ws.ProjectRoot)
+	if err != nil {
+		return nil, "", fault.Wrap(fault.WorkspaceInvalid, err, "resolve the project root")
+	}
 	req := capture.ImportRequest{Path: path, Kind: in.Kind, Sensitivity: in.Sensitivity, MediaType: in.MediaType,
-		Producer: in.Producer, ProducerVersion: in.ProducerVersion, RequestedBy: "mcp"}
+		Producer: in.Producer, ProducerVersion: in.ProducerVersion, RequestedBy: "mcp", Beneath: root}
 	svc := s.captureService(ws)
 	res, err := svc.ImportFrom(ctx, ws.ProjectRoot, req)
 	if err != nil {
