@@ -182,6 +182,9 @@ func Run(ctx context.Context, o Options, req Request, sio IO) (*Result, error) {
 			return nil, err
 		}
 	}
+	if !req.Remove && sio.Err != nil && strings.Contains(o.Executable, string(os.PathSeparator)+"go-build") {
+		fmt.Fprintf(sio.Err, "warning: %s is a temporary build (go run); hosts would start a binary that goes away. Install flameox and run setup from the installed binary.\n", o.Executable)
+	}
 	changes, err := Plan(o, hosts, req.Scope, req.Remove)
 	if err != nil {
 		return nil, err

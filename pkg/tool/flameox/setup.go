@@ -70,7 +70,7 @@ func setupCmd(ctx context.Context, c *Context, args []string) error {
 	var req setup.Request
 	picked := map[string]*bool{}
 	for _, h := range setup.Hosts() {
-		picked[h.Name] = fs.Bool(h.Name, false, "select "+h.Title+" ("+h.Note+")")
+		picked[h.Name] = fs.Bool(h.Name, false, "select "+h.Title)
 	}
 	fs.BoolVar(&req.All, "all", false, "select every detected host")
 	scope := fs.String("scope", "user", "user (the person's own configuration) or project (files in the project)")
