@@ -22,6 +22,10 @@ import (
 // lockTimeout bounds the wait for another setup in progress.
 const lockTimeout = 10 * time.Second
 
+// keepJournals is how many runs back --rollback can go; older journals are
+// deleted when a new one is written.
+const keepJournals = 50
+
 // Journal records what one setup run changed, written before the first
 // file is touched, so that Rollback (or a person) can put every file back
 // byte for byte, and remove the files and directories setup created.
@@ -112,6 +116,11 @@ func Apply(ctx context.Context, o Options, changes []*Change, operation string) 
 	jpath := filepath.Join(o.StateDir, "journal-"+j.Created.Format("20060102T150405.000000000Z")+"-"+durable.RandomHex(4)+".json")
 	if err := durable.WriteJSON(jpath, j, 0o600); err != nil {
 		return "", fault.Wrap(fault.ExecutionRefused, err, "write setup's journal")
+	}
+	if js, err := Journals(o); err == nil && len(js) > keepJournals {
+		for _, old := range js[:len(js)-keepJournals] {
+			os.Remove(old)
+		}
 	}
 	for i, c := range todo {
 		jf := j.Files[i]
