@@ -93,6 +93,15 @@ func Verify(ctx context.Context, o Options, hosts []*Host, s Scope, parent []str
 				Fix("Run 'flameox setup --" + h.Name + "' first.")
 		default:
 			argv, env, cwd := launch(h, entry)
+			if x := expander(h.Name, o, lookup(parent)); x != nil {
+				for i := range argv {
+					argv[i] = x(argv[i])
+				}
+				for k, val := range env {
+					env[k] = x(val)
+				}
+				cwd = x(cwd)
+			}
 			if cwd == "" {
 				cwd = o.ProjectRoot
 			}

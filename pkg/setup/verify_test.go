@@ -52,6 +52,10 @@ func TestVerifyHandshake(t *testing.T) {
 			`{"mcp": {"flameox": {"type": "local", "command": ["` + self + `", "mcp", "serve"], "environment": {"SETUP_TEST_SERVER": "1"}}}}`, true, ""},
 		{"codex toml", "codex", ".codex/config.toml",
 			"[mcp_servers.flameox]\ncommand = \"" + self + "\"\nargs = [\"mcp\", \"serve\"]\n\n[mcp_servers.flameox.env]\nSETUP_TEST_SERVER = \"1\"\n", true, ""},
+		{"claude expands ${VAR:-default}", "claude", ".claude.json",
+			`{"mcpServers": {"flameox": {"command": "${SETUP_TEST_BIN}", "args": ["mcp", "serve"], "env": {"SETUP_TEST_SERVER": "${SETUP_TEST_UNSET:-1}"}}}}`, true, ""},
+		{"vscode expands ${env:VAR}", "vscode", ".config/Code/User/mcp.json",
+			`{"servers": {"flameox": {"type": "stdio", "command": "${env:SETUP_TEST_BIN}", "args": ["mcp", "serve"], "env": {"SETUP_TEST_SERVER": "1", "ROOT": "${workspaceFolder}"}}}}`, true, ""},
 		{"server without its env fails", "cursor", ".cursor/mcp.json",
 			`{"mcpServers": {"flameox": {"command": "` + self + `", "args": ["mcp", "serve"]}}}`, false, "SETUP_TEST_SERVER is not set"},
 		{"missing binary fails", "gemini", ".gemini/settings.json",
@@ -62,7 +66,7 @@ func TestVerifyHandshake(t *testing.T) {
 			o := testOptions(t)
 			o.Executable = self
 			write(t, filepath.Join(o.Home, tt.rel), tt.config)
-			res, err := run(t, o, Request{Verify: true}, IO{Out: &strings.Builder{}, Environ: os.Environ()})
+			res, err := run(t, o, Request{Verify: true}, IO{Out: &strings.Builder{}, Environ: append(os.Environ(), "SETUP_TEST_BIN="+self)})
 			if err != nil {
 				t.Fatal(err)
 			}
