@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -179,12 +180,46 @@ func Hotspots(ctx context.Context, ws *workspace.Workspace, req HotspotsRequest)
 	if err != nil {
 		return nil, err
 	}
+	if filter == nil && !forceAggregate && !forceDuckDB {
+		d, err := openDirect(ctx, ws)
+		if err != nil {
+			return nil, err
+		}
+		if d != nil {
+			res, err := hotspotsFrom(ctx, ws, nil, d, req, limit, nil)
+			d.close()
+			if !errors.Is(err, errDirect) && !errors.Is(err, errNotDirect) {
+				directAnswers.Add(1)
+				return res, err
+			}
+		}
+	}
 	s, err := query.OpenTables(ctx, ws, hotspotsTables...)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	sc, err := resolve(ctx, s, req.Input, req.Thread, req.Process)
+	return hotspotsFrom(ctx, ws, s, nil, req, limit, filter)
+}
+
+// errNotDirect: the direct reader does not apply to the request (its
+// sample type is not read by rank).
+var errNotDirect = errors.New("not read by rank")
+
+// hotspotsFrom answers req from a DuckDB session s, or from the direct
+// reader d when s is nil (which answers errNotDirect or errDirect where it
+// cannot).
+func hotspotsFrom(ctx context.Context, ws *workspace.Workspace, s *query.Session, d *direct, req HotspotsRequest, limit int, filter *nameFilter) (*HotspotsResult, error) {
+	var sc *scope
+	var err error
+	commit := ""
+	if s != nil {
+		commit = s.Commit()
+		sc, err = resolve(ctx, s, req.Input, req.Thread, req.Process)
+	} else {
+		commit = d.commit
+		sc, err = d.resolve(ctx, req.Input, req.Thread, req.Process)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -193,10 +228,13 @@ func Hotspots(ctx context.Context, ws *workspace.Workspace, req HotspotsRequest)
 	if err != nil {
 		return nil, err
 	}
+	if s == nil && !sc.ranks[st.Type].usable() {
+		return nil, errNotDirect
+	}
 	params := Parameters{SampleType: st.Type, Thread: req.Thread, Process: req.Process, Focus: req.Focus, Ignore: req.Ignore, Limit: limit}
 	want := cursor.Cursor{Query: qHotspots.Name, Version: qHotspots.Version, Order: "flat"}
 	want.Filters, _ = cursor.FiltersDigest(map[string]any{"source": src, "params": params})
-	want.CommitID = s.Commit()
+	want.CommitID = commit
 	offset, sum := 0, int64(0)
 	if req.Cursor != "" {
 		c, err := cursor.Decode(req.Cursor, want)
@@ -209,7 +247,7 @@ func Hotspots(ctx context.Context, ws *workspace.Workspace, req HotspotsRequest)
 		offset, _ = strconv.Atoi(c.Key[0])
 		sum, _ = strconv.ParseInt(c.Key[1], 10, 64)
 	}
-	res := &HotspotsResult{SchemaVersion: 1, Operation: OpHotspots, OperationVersion: Version, CorpusCommitID: s.Commit(),
+	res := &HotspotsResult{SchemaVersion: 1, Operation: OpHotspots, OperationVersion: Version, CorpusCommitID: commit,
 		Source: *src, SourceNote: sc.sourceNote(st), Parameters: params, SampleType: st, SampleTypes: types, Rows: []HotspotRow{},
 		DurationNanos: sc.duration, EvidenceLevel: "observed",
 		Limitations: append(lim, "Values are aggregated per function, as `go tool pprof -top` does by default; line-level detail stays in the native profile."),
@@ -217,9 +255,12 @@ func Hotspots(ctx context.Context, ws *workspace.Workspace, req HotspotsRequest)
 	if sc.note != "" && src.Kind != "sample_profile" && src.Producer == "gotest" {
 		res.Limitations = append(res.Limitations, "This gotest run has no CPU profile: a capture writes one only when the workload's options ask (options.profiles = \"cpu\"); its benchmark timings are then perturbed.")
 	}
-	if filter != nil {
+	switch {
+	case filter != nil:
 		res.SymbolizedFraction, err = filteredHotspots(ctx, ws, s, sc, st, req, filter, limit, offset, res)
-	} else {
+	case s == nil:
+		res.SymbolizedFraction, err = d.storedHotspots(ctx, sc, st, limit, offset, res)
+	default:
 		res.SymbolizedFraction, err = storedHotspots(ctx, s, sc, st, req, limit, offset, res)
 	}
 	if err != nil {

@@ -105,18 +105,12 @@ func (r *ranked) usable() bool { return r != nil && r.pairs == 1 && r.hasFrames 
 // in its latest generation: a run with several profiles reads its primary
 // sample profile, and says which others it has.
 func resolve(ctx context.Context, s *query.Session, input, thread, process string) (*scope, error) {
-	input = strings.TrimSpace(input)
-	var runID, artID string
-	switch {
-	case digest.Valid(input):
-		artID = input
-	case run.ValidID(input):
-		runID = input
-	default:
-		return nil, fault.New(fault.InvalidArguments, "%q is neither a run id nor an artifact id (sha256:…)", input)
+	input, runID, artID, err := parseInput(input)
+	if err != nil {
+		return nil, err
 	}
 	var rows []profileRow
-	err := s.R.Scan(ctx, qProfileRows, []any{runID, artID}, func(r *sql.Rows) error {
+	err = s.R.Scan(ctx, qProfileRows, []any{runID, artID}, func(r *sql.Rows) error {
 		for r.Next() {
 			var p profileRow
 			if err := r.Scan(&p.src.RunID, &p.src.ArtifactID, &p.src.GenerationID, &p.at, &p.name, &p.subject, &p.unit, &p.value,
@@ -130,6 +124,27 @@ func resolve(ctx context.Context, s *query.Session, input, thread, process strin
 	if err != nil {
 		return nil, err
 	}
+	return scopeOf(input, runID, artID, rows, thread, process)
+}
+
+// parseInput trims an analysis input and says whether it is a run id or
+// an artifact id.
+func parseInput(input string) (trimmed, runID, artID string, err error) {
+	input = strings.TrimSpace(input)
+	switch {
+	case digest.Valid(input):
+		artID = input
+	case run.ValidID(input):
+		runID = input
+	default:
+		return input, "", "", fault.New(fault.InvalidArguments, "%q is neither a run id nor an artifact id (sha256:…)", input)
+	}
+	return input, runID, artID, nil
+}
+
+// scopeOf is resolve's answer from the rows of qProfileRows (read by
+// DuckDB, or by readRanked's reader without it).
+func scopeOf(input, runID, artID string, rows []profileRow, thread, process string) (*scope, error) {
 	// Each profile's latest generation holding a profile.total, newest
 	// profile first.
 	type cand struct {

@@ -108,3 +108,28 @@ func sortedTables(m map[string]*tableFiles) []string {
 	sort.Strings(out)
 	return out
 }
+
+// LiveFiles returns the absolute paths of the files a Reader on snap would
+// read for each named table (liveFiles' checks applied: superseded
+// generations left out, every file regular, inside its table's directory
+// and of a schema this binary reads), and whether any of them has an older
+// minor of its table's schema. It is for the few reads that answer
+// without starting DuckDB (pkg/analysis reads a ranked page of a profile
+// through pkg/evidence/schema).
+func LiveFiles(snap *corpus.Snapshot, tables ...string) (map[string][]string, bool, error) {
+	live, err := liveFiles(snap)
+	if err != nil {
+		return nil, false, err
+	}
+	out := map[string][]string{}
+	older := false
+	for _, t := range tables {
+		tf := live[t]
+		if tf == nil {
+			return nil, false, fault.New(fault.InternalError, "no evidence table %q", t)
+		}
+		out[t] = tf.Paths
+		older = older || tf.Older
+	}
+	return out, older, nil
+}
