@@ -14,12 +14,12 @@ const setupCLIOnly = "rewrites the user's agent-host configuration, which an age
 // setupCommands are setup and mcp install|uninstall.
 func setupCommands() []*Command {
 	return []*Command{
-		{Name: "setup", Args: "[--claude --cursor --codex --gemini --opencode --antigravity --vscode | --all] [--scope user|project] [--yes] [--dry-run] [--remove | --rollback | --verify]",
-			Summary: "add flameox's MCP server to agent hosts' configuration: shows the diff, asks, writes with a journal (--rollback undoes, --verify starts it and completes a handshake)",
+		{Name: "setup", Args: "[--HOST...|--all] [--yes] [--dry-run]",
+			Summary: "add flameox's MCP server to agent hosts (--claude --cursor --codex --gemini --opencode --antigravity --vscode): shows the diff, asks, writes with a journal (--rollback undoes it, --verify starts the server and completes a handshake)",
 			CLIOnly: setupCLIOnly, Run: setupCmd},
-		{Name: "mcp install", Args: "--client HOST [--scope user|project] [--dry-run]", Summary: "add flameox's MCP server entry to one host's configuration (no question asked)",
+		{Name: "mcp install", Args: "--client HOST [--scope user|project]", Summary: "add flameox's MCP server entry to one host's configuration (no question asked)",
 			CLIOnly: setupCLIOnly, Run: mcpInstall(false)},
-		{Name: "mcp uninstall", Args: "--client HOST [--scope user|project] [--dry-run]", Summary: "take flameox's MCP server entry out of one host's configuration",
+		{Name: "mcp uninstall", Args: "--client HOST [--scope user|project]", Summary: "take flameox's MCP server entry out of one host's configuration",
 			CLIOnly: setupCLIOnly, Run: mcpInstall(true)},
 	}
 }
