@@ -115,8 +115,9 @@ test-torch:
 # The npm packages (docs/npm.md): flameox built for linux-x64 and
 # linux-arm64 (cgo cross-compiled with Debian's aarch64-linux-gnu gcc,
 # which scripts/install-collectors.sh installs) and packed into NPM_DIR
-# with the main package; npm-check then checks every tarball, each
-# binary's ELF machine against its package's cpu. Not part of make test:
+# with the main package; npm-check then checks every tarball: each
+# binary's ELF machine against its package's cpu, and its --version, the
+# other machine's under qemu-user. Not part of make test:
 # cross-linking DuckDB takes minutes. make test packs and installs the
 # host's package (pkg/internal/npmtest, TestPackInstallRun).
 NPM_DIR     ?= $(BIN)/npm

@@ -58,6 +58,14 @@ for rel in "${memray_readers[@]}"; do
   fi
 done
 
+# Apache Spark in local mode (pkg/fleet's TestSparkReadsTheExport reads a
+# `flameox export corpus` dataset with it): pyspark from PyPI, which brings
+# Spark's jars, on the machine's Java 17 (Debian's default-jre-headless).
+if command -v apt-get >/dev/null 2>&1 && ! command -v java >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends default-jre-headless
+fi
+python3 -m pip install --quiet --disable-pip-version-check pyspark==3.5.7
+
 # Go tools, from the module proxy at pinned versions, into GOBIN (else
 # GOPATH/bin), where make lint and the tests look for them. benchstat is
 # pinned to the golang.org/x/perf that go.mod requires, read from go.mod
@@ -80,14 +88,23 @@ fi
 
 # npm packages (scripts/npm-pack.sh, make npm; docs/npm.md): the GNU cross
 # compiler for the other Linux architecture's binary, which links DuckDB
-# through cgo. make test builds only the host's and needs neither.
+# through cgo, and qemu-user, with which make npm-check runs that binary.
+# make test builds only the host's and needs none of them.
 case "$(uname -m)" in
-  x86_64) npm_cross=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu) ;;
-  aarch64) npm_cross=(gcc-x86-64-linux-gnu g++-x86-64-linux-gnu) ;;
+  x86_64) npm_cross=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user) ;;
+  aarch64) npm_cross=(gcc-x86-64-linux-gnu g++-x86-64-linux-gnu qemu-user) ;;
   *) npm_cross=() ;;
 esac
 if [ ${#npm_cross[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${npm_cross[@]}"
+fi
+
+# Pictures (pkg/chart, docs/pictures.md): the browser tests load the flame
+# graph, the plots and the report page in Debian's chromium, headless;
+# graphviz's dot draws `go tool pprof -svg`, measured beside render
+# flamegraph. apt-get update ran above.
+if command -v apt-get >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium graphviz
 fi
 
 echo "install-collectors: done" >&2

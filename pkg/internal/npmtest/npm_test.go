@@ -27,9 +27,11 @@ var platforms = map[string]struct {
 	machine elf.Machine
 	goarch  string
 	cpu     string
+	qemu    string // qemu-user's emulator for this cpu
+	sysroot string // where Debian's cross libc for it lies
 }{
-	"linux-x64":   {elf.EM_X86_64, "amd64", "x64"},
-	"linux-arm64": {elf.EM_AARCH64, "arm64", "arm64"},
+	"linux-x64":   {elf.EM_X86_64, "amd64", "x64", "qemu-x86_64", "/usr/x86_64-linux-gnu"},
+	"linux-arm64": {elf.EM_AARCH64, "arm64", "arm64", "qemu-aarch64", "/usr/aarch64-linux-gnu"},
 }
 
 // hostPlatform is the npm platform package for this machine, "" when
@@ -247,7 +249,10 @@ func TestPackInstallRun(t *testing.T) {
 // TestPackedTarballs checks every tarball `make npm` packed into
 // $FLAMEOX_NPM_DIR (make npm-check sets it): the main package, and each
 // platform package's binary is an ELF file for its cpu (the cross-compiled
-// arm64 one included). Without the variable there is nothing to check.
+// arm64 one included) that prints the version, run directly on its own
+// machine and under qemu-user on the other one (skipped, with a message,
+// where qemu-user is missing). Without the variable there is nothing to
+// check.
 func TestPackedTarballs(t *testing.T) {
 	dir := os.Getenv("FLAMEOX_NPM_DIR")
 	if dir == "" {
@@ -260,7 +265,24 @@ func TestPackedTarballs(t *testing.T) {
 	checkMain(t, tarball(dir, "flameox", version), version)
 	for name := range platforms {
 		t.Run(name, func(t *testing.T) {
-			checkPlatform(t, tarball(dir, "@flameox/"+name, version), name, version)
+			tgz := tarball(dir, "@flameox/"+name, version)
+			checkPlatform(t, tgz, name, version)
+			bin := filepath.Join(t.TempDir(), "flameox")
+			if err := os.WriteFile(bin, readTarball(t, tgz)["package/bin/flameox"].data, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			argv := []string{bin, "--version"}
+			if name != hostPlatform() {
+				p := platforms[name]
+				qemu, err := exec.LookPath(p.qemu)
+				if err != nil {
+					t.Skipf("%s is not installed (Debian's qemu-user): the %s binary was checked but not run", p.qemu, name)
+				}
+				argv = []string{qemu, "-L", p.sysroot, bin, "--version"}
+			}
+			if o, code := run(t, t.TempDir(), nil, argv[0], argv[1:]...); code != 0 || o != "flameox v"+version+"\n" {
+				t.Errorf("%v: exit %d, %q", argv, code, o)
+			}
 		})
 	}
 }
