@@ -79,6 +79,9 @@ type CellSummary struct {
 	Hi       *float64 `json:"hi"`
 	Range    string   `json:"range"`
 	Warnings []string `json:"warnings"`
+	// Values are the cell's values (render comparison draws them); not
+	// part of the result.
+	Values []float64 `json:"-"`
 }
 
 // BenchRow is one benchmark and unit in one column against the baseline
@@ -522,7 +525,7 @@ func summaryOf(col string, c *cell) *CellSummary {
 		return nil
 	}
 	s := &CellSummary{Column: col, N: len(c.values), Center: finite(c.summary.Center), Lo: finite(c.summary.Lo), Hi: finite(c.summary.Hi),
-		Range: c.summary.PctRangeString(), Warnings: []string{}}
+		Range: c.summary.PctRangeString(), Warnings: []string{}, Values: c.values}
 	for _, w := range c.sample.Warnings {
 		s.Warnings = append(s.Warnings, w.Error())
 	}

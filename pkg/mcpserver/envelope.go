@@ -82,7 +82,13 @@ func finish[Out any](ctx context.Context, out *Out, summary string, err error) (
 	if out != nil {
 		mcpForm(reflect.ValueOf(out))
 	}
-	return &mcp.CallToolResult{IsError: err != nil, Content: text(summary, env)}, env, nil
+	res := &mcp.CallToolResult{IsError: err != nil, Content: text(summary, env)}
+	// A result may carry content blocks besides its text: a picture's
+	// resource_link and image (render_picture).
+	if x, ok := any(out).(interface{ extraContent() []mcp.Content }); ok && out != nil && err == nil {
+		res.Content = append(res.Content, x.extraContent()...)
+	}
+	return res, env, nil
 }
 
 // failure is a tool result for an error found before the tool ran.

@@ -162,7 +162,7 @@ func checkAnnotations(t *testing.T, tool *mcp.Tool) {
 		want = hints{}
 	case "execute_capture_plan", "start_capture", "start_experiment":
 		want = hints{destr: true, open: true}
-	case "export_profile": // writes the file it is given, replacing one there
+	case "export_profile", "render_picture": // writes the file it is given, replacing one there
 		want = hints{idem: true, destr: true}
 	case "cancel_job": // kills the capture's process tree
 		want = hints{idem: true, destr: true}
