@@ -107,14 +107,6 @@ if command -v apt-get >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium graphviz
 fi
 
-# Pictures (pkg/chart, docs/pictures.md): the browser tests load the flame
-# graph, the plots and the report page in Debian's chromium, headless;
-# graphviz's dot draws `go tool pprof -svg`, measured beside render
-# flamegraph. apt-get update ran above.
-if command -v apt-get >/dev/null 2>&1; then
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium graphviz
-fi
-
 echo "install-collectors: done" >&2
 for t in git openssl perf bwrap valgrind ms_print heaptrack heaptrack_print memray hyperfine py-spy node npm; do
   printf '  %-10s %s\n' "$t" "$(command -v "$t" || echo MISSING)" >&2
