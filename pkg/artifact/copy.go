@@ -2,6 +2,7 @@ package artifact
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -22,7 +23,19 @@ const (
 // the speed of hashing alone. Each written chunk is handed to the kernel for
 // write-back at once (sync_file_range), so the final fsync has little left
 // to do.
-func copyHash(ctx context.Context, dst *os.File, h hash.Hash, src io.Reader, limit int64) (int64, []byte, error) {
+//
+// Where the kernel can copy between the two files, copyHashInKernel does
+// it without the buffer; copyHash falls back to the buffer otherwise.
+func copyHash(ctx context.Context, dst *os.File, h hash.Hash, src *os.File, limit int64) (int64, []byte, error) {
+	n, head, err := copyHashInKernel(ctx, dst, src, h, limit)
+	if !errors.Is(err, errNoCopyRange) {
+		return n, head, err
+	}
+	return copyHashBuffered(ctx, dst, h, src, limit)
+}
+
+// copyHashBuffered is copyHash through a pair of buffers.
+func copyHashBuffered(ctx context.Context, dst *os.File, h hash.Hash, src io.Reader, limit int64) (int64, []byte, error) {
 	r := io.LimitReader(src, limit+1)
 	bufs := [2][]byte{make([]byte, chunkSize), make([]byte, chunkSize)}
 	var head []byte
