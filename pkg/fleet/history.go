@@ -144,8 +144,8 @@ func MetricHistory(ctx context.Context, ws *workspace.Workspace, req HistoryRequ
 		return nil, fault.New(fault.InvalidArguments, "history needs a workload (--workload NAME)").With("field", "workload").
 			Fix("`flameox workload list` names the declared workloads.")
 	}
-	if req.Threshold < 0 || math.IsNaN(req.Threshold) || math.IsInf(req.Threshold, 0) || req.Threshold >= 1 {
-		return nil, fault.New(fault.InvalidArguments, "threshold %v is not a fraction in [0, 1)", req.Threshold).With("field", "threshold")
+	if req.Threshold < 0 || math.IsNaN(req.Threshold) || math.IsInf(req.Threshold, 0) {
+		return nil, fault.New(fault.InvalidArguments, "threshold %v is not a fraction >= 0", req.Threshold).With("field", "threshold")
 	}
 	limit, err := query.Limit(req.Limit)
 	if err != nil {

@@ -185,3 +185,39 @@ func TestHistoryRefuses(t *testing.T) {
 		t.Fatalf("no values: %+v, %v", h, err)
 	}
 }
+
+// TestMetricChangesQuery: the fleet query metric_changes is the history
+// as rows, over exports or the workspace.
+func TestMetricChangesQuery(t *testing.T) {
+	b, commits := series([]float64{100, 100, 100, 120, 120}, 0.01, 1)
+	dir := t.TempDir()
+	writeExport(t, dir, wsA, "commitA-0000000000000000000000000000000000000000", b.data)
+	ws := newWorkspace(t, b.data)
+	params := map[string]string{"metric": "gobench.sec/op", "workload": "scan"}
+	for _, req := range []QueryRequest{
+		{Name: "metric_changes", From: []string{dir}, Params: params},
+		{Name: "metric_changes@1", Workspace: ws, Params: params},
+		{Name: "metric_changes", Workspace: ws, Params: params, Limit: 2},
+	} {
+		res, err := Query(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := min(len(commits), max(req.Limit, len(commits)))
+		if req.Limit > 0 {
+			want = req.Limit
+		}
+		if res.Total != len(commits) || len(res.Rows) != want || res.Truncated != (want < len(commits)) {
+			t.Fatalf("%+v: total %d rows %d truncated %v", req, res.Total, len(res.Rows), res.Truncated)
+		}
+		for i, row := range res.Rows {
+			flagged := row[15] == true
+			if row[4] != commits[i] || flagged != (i == 3) || (i == 3 && row[16] != "regression") {
+				t.Errorf("%+v: row %d %v", req, i, row)
+			}
+		}
+	}
+	if _, err := Query(context.Background(), QueryRequest{Name: "metric_changes", Params: params}); err == nil {
+		t.Error("metric_changes without a workspace or exports answered")
+	}
+}

@@ -7,12 +7,14 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/flameox/flameox/pkg/catalog"
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/query"
+	"github.com/flameox/flameox/pkg/workspace"
 )
 
 // Param is one named input of a fleet query. Every parameter is optional
@@ -34,6 +36,7 @@ type Named struct {
 	Tables      []string `json:"tables"`
 	Columns     []string `json:"columns"`
 	q           catalog.Query
+	history     bool // answered by MetricHistory, flattened
 }
 
 // ID is name@version.
@@ -78,6 +81,20 @@ WITH v AS (
 SELECT *, count(*) OVER () FROM g
 ORDER BY workload, benchmark, unit, environment_id, first_measured, head_commit
 LIMIT $5`},
+	},
+	{
+		Name: "metric_changes", Version: "1",
+		Description: "flameox history as rows: a metric's points by source state in commit order, with the change points; without from, the workspace",
+		Params: []Param{
+			{"metric", "measurement name, e.g. gobench.sec/op", true},
+			{"workload", "workload name", true},
+			{"benchmark", "benchmark or test (the measurement's subject)", false},
+			{"environment", "environment id", false},
+			{"threshold", "practical threshold, a fraction (default 0)", false},
+		},
+		Tables:  []string{"measurements", "runs", "source_states"},
+		Columns: []string{"benchmark", "package", "unit", "environment_id", "head_commit", "clean", "first_measured", "runs", "n", "median", "lo", "hi", "delta", "p", "q", "change_point", "direction"},
+		history: true,
 	},
 	{
 		Name: "runs_per_environment", Version: "1",
@@ -149,10 +166,14 @@ func lookup(name string) (Named, bool) {
 
 // QueryRequest asks one fleet question over export directories.
 type QueryRequest struct {
-	From   []string          `json:"from" jsonschema:"export directories (flameox export corpus --to DIR); only read"`
-	Name   string            `json:"name" jsonschema:"query name, e.g. metric_history (flameox fleet query --list)"`
-	Params map[string]string `json:"params,omitempty" jsonschema:"the query's parameters by name"`
-	Limit  int               `json:"limit,omitempty" jsonschema:"rows to return (default 50, max 1000)"`
+	Name   string            `json:"name" jsonschema:"flameox fleet query --list"`
+	From   []string          `json:"from,omitempty" jsonschema:"export directories, only read (metric_changes: default the workspace)"`
+	Params map[string]string `json:"params,omitempty"`
+	Limit  int               `json:"limit,omitempty" jsonschema:"rows (default 50, max 1000)"`
+	// Workspace answers metric_changes when From is empty.
+	Workspace *workspace.Workspace `json:"-"`
+	// Repo orders metric_changes' commits (HistoryRequest.Repo).
+	Repo string `json:"-"`
 }
 
 // QueryResult is a fleet answer: the rows, which corpora (workspace ids)
@@ -194,6 +215,9 @@ func Query(ctx context.Context, req QueryRequest) (*QueryResult, error) {
 	args, params, err := bind(n, req.Params)
 	if err != nil {
 		return nil, err
+	}
+	if n.history {
+		return changesQuery(ctx, n, req, params, limit)
 	}
 	cs, warnings, err := readExports(req.From)
 	if err != nil {
@@ -312,4 +336,57 @@ func cell(r *catalog.Reader, v any) any {
 		return int64(x)
 	}
 	return v
+}
+
+// changesQuery answers metric_changes: MetricHistory, one row per point.
+func changesQuery(ctx context.Context, n Named, req QueryRequest, params map[string]string, limit int) (*QueryResult, error) {
+	hr := HistoryRequest{Metric: params["metric"], Workload: params["workload"], Benchmark: params["benchmark"],
+		Environment: params["environment"], From: req.From, Limit: query.MaxLimit, Repo: req.Repo}
+	if t := params["threshold"]; t != "" {
+		v, err := strconv.ParseFloat(t, 64)
+		if err != nil {
+			return nil, fault.New(fault.InvalidArguments, "threshold %q is not a number", t).With("field", "params")
+		}
+		hr.Threshold = v
+	}
+	h, err := MetricHistory(ctx, req.Workspace, hr)
+	if err != nil {
+		return nil, err
+	}
+	res := &QueryResult{SchemaVersion: 1, Query: n.Name, Version: n.Version, Params: params, Corpora: h.Corpora,
+		Columns: slices.Clone(n.Columns), Rows: [][]any{}, Warnings: h.Warnings}
+	for _, s := range h.Series {
+		res.Total += s.Total
+		if s.Truncated {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s %s: only the newest %d of %d source states", s.Benchmark, s.Unit, len(s.Points), s.Total))
+		}
+		for _, p := range s.Points {
+			if len(res.Rows) == limit {
+				res.Truncated = true
+				continue
+			}
+			row := []any{s.Benchmark, s.Package, s.Unit, s.EnvironmentID, p.HeadCommit, p.Clean, p.FirstMeasured.UTC().Format(time.RFC3339Nano),
+				int64(p.Runs), int64(p.N), num(p.Median), num(p.Lo), num(p.Hi), nil, nil, nil, false, nil}
+			if c := p.Change; c != nil {
+				row[12], row[13], row[14], row[15] = c.Delta, num(c.P), num(c.Q), c.ChangePoint
+				if c.Direction != "" {
+					row[16] = c.Direction
+				}
+			}
+			res.Rows = append(res.Rows, row)
+		}
+	}
+	if h.Truncated && h.Returned < h.Total {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("only the first %d of %d series", h.Returned, h.Total))
+	}
+	res.Truncated = res.Truncated || h.Truncated
+	res.Returned = len(res.Rows)
+	return res, nil
+}
+
+func num(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
