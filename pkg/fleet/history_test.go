@@ -61,8 +61,7 @@ func TestHistoryChangePoints(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b, commits := series(tc.means, tc.sd, 1)
 			dir := t.TempDir()
-			writeExport(t, dir, wsA, "commitA-0000000000000000000000000000000000000000", b.data)
-			ws := newWorkspace(t, b.data)
+			ws := exported(t, dir, b.data)
 			for _, from := range []string{"export", "workspace"} {
 				req := HistoryRequest{Metric: "gobench.sec/op", Workload: "scan", Benchmark: "BenchmarkScan", Threshold: tc.threshold}
 				if from == "export" {
@@ -142,7 +141,7 @@ func TestHistoryGitOrder(t *testing.T) {
 		b.run("env-1", fmt.Sprintf("ss-%d", i), "scan", "succeeded", "BenchmarkScan", "sec/op", float64(i+1))
 	}
 	dir := t.TempDir()
-	writeExport(t, dir, wsA, "commitA-0000000000000000000000000000000000000000", b.data)
+	exported(t, dir, b.data)
 	for _, tc := range []struct {
 		repo  string
 		order string
@@ -168,7 +167,7 @@ func TestHistoryGitOrder(t *testing.T) {
 func TestHistoryRefuses(t *testing.T) {
 	dir := t.TempDir()
 	b, _ := series([]float64{1}, 0, 1)
-	writeExport(t, dir, wsA, "commitA-0000000000000000000000000000000000000000", b.data)
+	exported(t, dir, b.data)
 	for _, req := range []HistoryRequest{
 		{Workload: "scan", From: []string{dir}},
 		{Metric: "gobench.sec/op", From: []string{dir}},
@@ -191,8 +190,7 @@ func TestHistoryRefuses(t *testing.T) {
 func TestMetricChangesQuery(t *testing.T) {
 	b, commits := series([]float64{100, 100, 100, 120, 120}, 0.01, 1)
 	dir := t.TempDir()
-	writeExport(t, dir, wsA, "commitA-0000000000000000000000000000000000000000", b.data)
-	ws := newWorkspace(t, b.data)
+	ws := exported(t, dir, b.data)
 	params := map[string]string{"metric": "gobench.sec/op", "workload": "scan"}
 	for _, req := range []QueryRequest{
 		{Name: "metric_changes", From: []string{dir}, Params: params},

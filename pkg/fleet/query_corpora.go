@@ -1,15 +1,9 @@
 package fleet
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 
 	"github.com/flameox/flameox/pkg/catalog"
@@ -18,9 +12,6 @@ import (
 
 // MaxCorpora bounds how many exported corpora one fleet query reads.
 const MaxCorpora = 256
-
-// maxManifestBytes bounds one export manifest read into memory.
-const maxManifestBytes = 64 << 20
 
 // CorpusRef names one corpus a fleet result read: the export directory it
 // was found in, the workspace it came from and the corpus commit it
@@ -38,26 +29,11 @@ type exportedCorpus struct {
 	rows  map[string]int64
 }
 
-// exportManifest is the part of DIR/manifests/<workspace_id>.json a reader
-// needs: which workspace and commit, and (when listed) exactly which files.
-// Unknown fields are ignored, so a newer export's manifest still reads.
-type exportManifest struct {
-	WorkspaceID string `json:"workspace_id"`
-	CommitID    string `json:"commit_id"`
-	Files       []struct {
-		Path     string `json:"path"`
-		Table    string `json:"table"`
-		RowCount int64  `json:"row_count"`
-		Rows     int64  `json:"rows"`
-	} `json:"files"`
-}
-
 // readExports finds the corpora of every export directory: one per
-// manifests/<workspace_id>.json. A corpus's files are those its manifest
-// lists (an export writes the manifest last, so files of an export still
-// under way are not read); a manifest that lists none falls back to the
-// layout, <table>/workspace_id=<id>/date=<day>/part-*.parquet, skipping
-// hidden and temporary names. Directories are only read. The same
+// manifests/<workspace_id>.json. A corpus's files are exactly those its
+// manifest lists, never a glob: an export writes the manifest last, so
+// the files of an export under way (or of one that crashed) are not read.
+// Directories are only read. The same
 // workspace found in two directories is read once (the first), with a
 // warning, so its rows are never counted twice.
 func readExports(dirs []string) ([]exportedCorpus, []string, error) {
@@ -87,7 +63,12 @@ func readExports(dirs []string) ([]exportedCorpus, []string, error) {
 			if !e.Type().IsRegular() || !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
 				continue
 			}
-			c, err := readCorpus(abs, filepath.Join(abs, "manifests", name))
+			wsID := strings.TrimSuffix(name, ".json")
+			if !safeID(wsID) {
+				return nil, nil, fault.New(fault.WorkspaceInvalid, "%s is not the manifest of a workspace", filepath.Join(abs, "manifests", name)).With("dir", abs).
+					Fix("An export's manifests are manifests/<workspace_id>.json.")
+			}
+			c, err := readCorpus(abs, wsID)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -109,80 +90,20 @@ func readExports(dirs []string) ([]exportedCorpus, []string, error) {
 	return out, warnings, nil
 }
 
-func readCorpus(dir, path string) (exportedCorpus, error) {
-	f, err := os.Open(path)
+// readCorpus reads one workspace's export manifest (ReadManifest checks
+// every path it lists) and takes exactly the files it lists.
+func readCorpus(dir, wsID string) (exportedCorpus, error) {
+	m, err := ReadManifest(dir, wsID)
 	if err != nil {
-		return exportedCorpus{}, fault.Wrap(fault.WorkspaceInvalid, err, "open %s", path)
+		return exportedCorpus{}, err
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
-	if err != nil {
-		return exportedCorpus{}, fault.Wrap(fault.WorkspaceInvalid, err, "read %s", path)
-	}
-	if len(data) > maxManifestBytes {
-		return exportedCorpus{}, fault.New(fault.QueryBudgetExceeded, "export manifest %s is larger than %d bytes", path, maxManifestBytes).With("file", path)
-	}
-	var m exportManifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		return exportedCorpus{}, fault.Wrap(fault.WorkspaceInvalid, err, "export manifest %s is not valid JSON", path).With("file", path)
-	}
-	if !safeID(m.WorkspaceID) || strings.TrimSuffix(filepath.Base(path), ".json") != m.WorkspaceID {
-		return exportedCorpus{}, fault.New(fault.WorkspaceInvalid, "export manifest %s names workspace %q", path, m.WorkspaceID).With("file", path).
-			Fix("The manifest must be manifests/<workspace_id>.json of a flameox export.")
+	if m == nil {
+		return exportedCorpus{}, fault.New(fault.NotFound, "no export manifest of workspace %s in %s", wsID, dir).With("dir", dir)
 	}
 	c := exportedCorpus{CorpusRef: CorpusRef{Dir: dir, WorkspaceID: m.WorkspaceID, CommitID: m.CommitID}, files: map[string][]string{}, rows: map[string]int64{}}
-	if len(m.Files) > 0 {
-		for _, mf := range m.Files {
-			rel := filepath.ToSlash(filepath.Clean(filepath.FromSlash(mf.Path)))
-			parts := strings.Split(rel, "/")
-			if len(parts) < 2 || filepath.IsAbs(mf.Path) || parts[0] == ".." || !strings.HasSuffix(rel, ".parquet") {
-				return exportedCorpus{}, fault.New(fault.WorkspaceInvalid, "export manifest %s lists %q outside the export", path, mf.Path).With("file", path)
-			}
-			table := mf.Table
-			if table == "" {
-				table = parts[0]
-			}
-			if parts[0] != table || !slices.Contains(parts, "workspace_id="+m.WorkspaceID) {
-				return exportedCorpus{}, fault.New(fault.WorkspaceInvalid, "export manifest %s lists %q outside %s/workspace_id=%s", path, mf.Path, table, m.WorkspaceID).With("file", path)
-			}
-			c.files[table] = append(c.files[table], filepath.Join(dir, filepath.FromSlash(rel)))
-			c.rows[table] += max(mf.RowCount, mf.Rows)
-		}
-		return c, nil
-	}
-	// No file list: the layout.
-	tables, err := os.ReadDir(dir)
-	if err != nil {
-		return exportedCorpus{}, fault.Wrap(fault.WorkspaceInvalid, err, "read %s", dir)
-	}
-	for _, t := range tables {
-		if !t.IsDir() || t.Name() == "manifests" || strings.HasPrefix(t.Name(), ".") {
-			continue
-		}
-		root := filepath.Join(dir, t.Name(), "workspace_id="+m.WorkspaceID)
-		err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil
-				}
-				return err
-			}
-			name := e.Name()
-			if e.IsDir() {
-				if p != root && !strings.HasPrefix(name, "date=") {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if e.Type().IsRegular() && strings.HasPrefix(name, "part-") && strings.HasSuffix(name, ".parquet") {
-				c.files[t.Name()] = append(c.files[t.Name()], p)
-			}
-			return nil
-		})
-		if err != nil {
-			return exportedCorpus{}, fault.Wrap(fault.WorkspaceInvalid, err, "list %s", root)
-		}
-		sort.Strings(c.files[t.Name()])
+	for _, f := range m.Files {
+		c.files[f.Table] = append(c.files[f.Table], filepath.Join(dir, filepath.FromSlash(f.Path)))
+		c.rows[f.Table] += f.Rows
 	}
 	return c, nil
 }

@@ -3,7 +3,6 @@ package fleet
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,29 +77,20 @@ func parquet(tb testing.TB, t *schema.Table, gen string, rs []map[string]any) ([
 	return buf.Bytes(), n
 }
 
-// writeExport writes one corpus in the export layout,
-// DIR/<table>/workspace_id=<ws>/date=<day>/part-<id>-0.parquet and
-// DIR/manifests/<ws>.json, as `flameox export corpus` does.
-func writeExport(tb testing.TB, dir, ws, commit string, data rows) {
+// exported publishes data in a new workspace and exports it into dir
+// with the real `flameox export corpus` (Export).
+func exported(tb testing.TB, dir string, data rows) *workspace.Workspace {
 	tb.Helper()
-	type file struct {
-		Path     string `json:"path"`
-		Table    string `json:"table"`
-		RowCount int64  `json:"row_count"`
-		SHA256   string `json:"sha256"`
+	ws := newWorkspace(tb, data)
+	exportTo(tb, dir, ws)
+	return ws
+}
+
+func exportTo(tb testing.TB, dir string, ws *workspace.Workspace) {
+	tb.Helper()
+	if _, err := Export(context.Background(), ws, ExportRequest{To: dir}, time.Now()); err != nil {
+		tb.Fatal(err)
 	}
-	var files []file
-	for t, rs := range data {
-		b, n := parquet(tb, t, "gen-"+ws[:8], rs)
-		rel := fmt.Sprintf("%s/workspace_id=%s/date=2026-03-01/part-%s-0.parquet", t.Name, ws, commit[:8])
-		must(tb, os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755))
-		must(tb, os.WriteFile(filepath.Join(dir, rel), b, 0o644))
-		files = append(files, file{rel, t.Name, n, digest.Bytes(b)})
-	}
-	m, err := json.MarshalIndent(map[string]any{"schema_version": 1, "workspace_id": ws, "commit_id": commit, "files": files}, "", "  ")
-	must(tb, err)
-	must(tb, os.MkdirAll(filepath.Join(dir, "manifests"), 0o755))
-	must(tb, os.WriteFile(filepath.Join(dir, "manifests", ws+".json"), m, 0o644))
 }
 
 // newWorkspace makes a workspace whose HEAD holds data, published as one

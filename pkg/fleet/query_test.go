@@ -12,15 +12,11 @@ import (
 	"github.com/flameox/flameox/pkg/fault"
 )
 
-const (
-	wsA = "11111111-1111-4111-8111-111111111111"
-	wsB = "22222222-2222-4222-8222-222222222222"
-)
-
-// twoExports writes two workspaces' exports: A (a laptop, two commits,
-// one failed run) into dirA, B (a CI runner) into dirB and, when shared
-// is set, both into one directory.
-func twoExports(t *testing.T, shared bool) (string, string) {
+// twoExports exports two workspaces: A (a laptop, two commits, one
+// failed run) into dirA, B (a CI runner) into dirB or, when shared is
+// set, both into one directory. It returns the directories and the
+// workspace ids.
+func twoExports(t *testing.T, shared bool) (dirA, dirB, wsA, wsB string) {
 	t.Helper()
 	a := newBench()
 	a.env("env-laptop", "linux", "Laptop CPU")
@@ -38,20 +34,24 @@ func twoExports(t *testing.T, shared bool) (string, string) {
 	b.data[schema.Comparisons] = []map[string]any{{"comparison_id": "cmp-1", "baseline_run_set_id": "rs-1", "candidate_run_set_id": "rs-2",
 		"metric": "gobench.sec/op", "unit": "sec/op", "polarity": "lower_is_better", "estimand": "median_ratio", "method": "order_statistic",
 		"independent_unit": "run", "decision": "meaningful_regression", "validity": "exploratory", "mismatches": []string{}, "relative_change": 0.5}}
-	dirA := t.TempDir()
-	dirB := dirA
+	dirA = t.TempDir()
+	dirB = dirA
 	if !shared {
 		dirB = t.TempDir()
 	}
-	writeExport(t, dirA, wsA, "commitA-0000000000000000000000000000000000000000", a.data)
-	writeExport(t, dirB, wsB, "commitB-0000000000000000000000000000000000000000", b.data)
-	return dirA, dirB
+	wsA = exported(t, dirA, a.data).Meta.WorkspaceID
+	wsB = exported(t, dirB, b.data).Meta.WorkspaceID
+	return dirA, dirB, wsA, wsB
 }
 
 func TestFleetQuery(t *testing.T) {
 	ctx := context.Background()
-	dirA, dirB := twoExports(t, false)
-	shared, _ := twoExports(t, true)
+	dirA, dirB, wsA, wsB := twoExports(t, false)
+	shared, _, sA, sB := twoExports(t, true)
+	both := []string{wsA, wsB}
+	slices.Sort(both)
+	bothShared := []string{sA, sB}
+	slices.Sort(bothShared)
 	tests := []struct {
 		name    string
 		from    []string
@@ -64,20 +64,20 @@ func TestFleetQuery(t *testing.T) {
 	}{
 		{"runs per environment over two dirs", []string{dirA, dirB}, "runs_per_environment", nil, 0,
 			[][]any{{"env-ci", "linux", "amd64", "CI CPU", int64(4), int64(3), int64(1), int64(1)}, {"env-laptop", "linux", "amd64", "Laptop CPU", int64(4), int64(3), int64(1), int64(1)}},
-			2, []string{wsA, wsB}},
+			2, both},
 		{"one directory holding two workspaces", []string{shared}, "runs_per_environment", map[string]string{"workload": "scan"}, 0,
 			[][]any{{"env-laptop", "linux", "amd64", "Laptop CPU", int64(4), int64(3), int64(1), int64(1)}, {"env-ci", "linux", "amd64", "CI CPU", int64(4), int64(2), int64(1), int64(1)}},
-			2, []string{wsA, wsB}},
+			2, bothShared},
 		{"metric history across states and environments", []string{dirA, dirB}, "metric_history@1", map[string]string{"metric": "gobench.sec/op", "workload": "scan"}, 0,
 			[][]any{
 				{"scan", "BenchmarkScan", "sec/op", "env-ci", "2222222222222222222222222222222222222222", int64(1), int64(1), int64(2), 30.5, 30.0, 31.0},
 				{"scan", "BenchmarkScan", "sec/op", "env-laptop", "1111111111111111111111111111111111111111", int64(1), int64(1), int64(3), 11.0, 10.0, 12.0},
 				{"scan", "BenchmarkScan", "sec/op", "env-laptop", "2222222222222222222222222222222222222222", int64(1), int64(1), int64(3), 21.0, 20.0, 22.0},
-			}, 3, []string{wsA, wsB}},
+			}, 3, both},
 		{"metric history truncated", []string{dirA, dirB}, "metric_history", map[string]string{"metric": "gobench.sec/op"}, 1,
-			[][]any{{"other", "BenchmarkOther", "sec/op", "env-ci"}}, 4, []string{wsA, wsB}},
+			[][]any{{"other", "BenchmarkOther", "sec/op", "env-ci"}}, 4, both},
 		{"failures by environment", []string{dirA, dirB}, "failures_by_environment", nil, 0,
-			[][]any{{"env-ci", "scan", "timed_out", "failed"}, {"env-laptop", "scan", "failed", "failed"}}, 2, []string{wsA, wsB}},
+			[][]any{{"env-ci", "scan", "timed_out", "failed"}, {"env-laptop", "scan", "failed", "failed"}}, 2, both},
 		{"newest comparisons", []string{dirB}, "newest_comparisons", map[string]string{"decision": "meaningful_regression"}, 0,
 			[][]any{{wsB, "cmp-1", "gobench.sec/op", "sec/op", "meaningful_regression", "exploratory", 0.5}}, 1, []string{wsB}},
 		{"comparisons only in one corpus", []string{dirA}, "newest_comparisons", nil, 0, nil, 0, []string{wsA}},
@@ -121,7 +121,7 @@ func TestFleetQuery(t *testing.T) {
 
 func TestFleetQueryRefuses(t *testing.T) {
 	ctx := context.Background()
-	dirA, _ := twoExports(t, false)
+	dirA, _, _, _ := twoExports(t, false)
 	empty := t.TempDir()
 	stray := t.TempDir()
 	must(t, os.MkdirAll(filepath.Join(stray, "manifests"), 0o755))
@@ -154,8 +154,14 @@ func TestFleetQueryRefuses(t *testing.T) {
 // TestFleetQueryReadsOnce: the same workspace in two directories is
 // read once, so nothing is counted twice.
 func TestFleetQueryReadsOnce(t *testing.T) {
-	dirA, _ := twoExports(t, false)
-	copyA, _ := twoExports(t, false)
+	b := newBench()
+	b.env("env-laptop", "linux", "Laptop CPU")
+	b.state("ss-1", "1111111111111111111111111111111111111111")
+	for i := 0; i < 3; i++ {
+		b.run("env-laptop", "ss-1", "scan", "succeeded", "BenchmarkScan", "sec/op", 1)
+	}
+	dirA, copyA := t.TempDir(), t.TempDir()
+	exportTo(t, copyA, exported(t, dirA, b.data))
 	res, err := Query(context.Background(), QueryRequest{From: []string{dirA, copyA}, Name: "runs_per_environment"})
 	if err != nil {
 		t.Fatal(err)
