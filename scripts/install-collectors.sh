@@ -107,10 +107,23 @@ if command -v apt-get >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium graphviz
 fi
 
+# Benchmark peers (docs/performance.md): FlameGraph's stackcollapse-perf.pl,
+# the perf-script peer of scripts/bench/fixtures-table.sh (perl; not packaged
+# by Debian), cloned at a pinned commit. The bench scripts time with
+# scripts/bench/rounds.py (python3), not hyperfine.
+flamegraph_dir=/usr/local/share/FlameGraph
+flamegraph_rev=41fee1f99f9276008b7cd112fca19dc3ea84ac32
+if [ "$(git -C "$flamegraph_dir" rev-parse HEAD 2>/dev/null || true)" != "$flamegraph_rev" ]; then
+  $sudo rm -rf "$flamegraph_dir"
+  $sudo git clone --quiet https://github.com/brendangregg/FlameGraph "$flamegraph_dir"
+  $sudo git -C "$flamegraph_dir" checkout --quiet "$flamegraph_rev"
+fi
+
 echo "install-collectors: done" >&2
 for t in git openssl perf bwrap valgrind ms_print heaptrack heaptrack_print memray hyperfine py-spy node npm; do
   printf '  %-10s %s\n' "$t" "$(command -v "$t" || echo MISSING)" >&2
 done
+printf '  %-10s %s\n' "FlameGraph" "$( [ -f "$flamegraph_dir/stackcollapse-perf.pl" ] && echo "$flamegraph_dir" || echo MISSING)" >&2
 for t in staticcheck benchstat; do
   printf '  %-10s %s\n' "$t" "$(command -v "$t" || { [ -x "$gobin/$t" ] && echo "$gobin/$t"; } || echo MISSING)" >&2
 done

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"math/rand/v2"
 	"os"
@@ -77,4 +78,39 @@ func copyOnce(t *testing.T, src string, limit int64, buffered bool) (int64, []by
 	}
 	staged, _ := os.ReadFile(dstPath)
 	return n, head, hex.EncodeToString(h.Sum(nil)), staged
+}
+
+// BenchmarkStageImport stages the file FLAMEOX_STAGE_FILE names (a
+// 256 MiB random file when unset) into a fresh store: open, copy, hash,
+// fsync, identity recheck. scripts/bench/import.sh runs it beside
+// `openssl dgst -sha256` and the whole `flameox import`.
+func BenchmarkStageImport(b *testing.B) {
+	src := os.Getenv("FLAMEOX_STAGE_FILE")
+	if src == "" {
+		data := make([]byte, 256<<20)
+		rng := rand.New(rand.NewPCG(3, 4))
+		for i := 0; i < len(data); i += 8 {
+			binary.LittleEndian.PutUint64(data[i:], rng.Uint64())
+		}
+		src = filepath.Join(b.TempDir(), "big.bin")
+		if err := os.WriteFile(src, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(fi.Size())
+	for b.Loop() {
+		s := &Store{Root: b.TempDir()}
+		for _, d := range []string{"artifacts/sha256", "staging"} {
+			os.MkdirAll(filepath.Join(s.Root, d), 0o700)
+		}
+		st, err := s.StageImport(context.Background(), src, 1<<40)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st.Discard()
+	}
 }

@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # Import + hash of a 256 MiB file, side by side with `openssl dgst -sha256`
-# on the same file in the same hyperfine run (page cache warm for both).
+# on the same file, in interleaved rounds (scripts/bench/rounds.py; page
+# cache warm for all): the whole `flameox import` (new run, identity,
+# staging, placement, publication) and the staging step alone
+# (pkg/artifact's BenchmarkStageImport, one StageImport per process: its
+# test binary's start and the removal of the staged copy are included).
+# With OLD_BIN=<dir>, that build's flameox runs in the same rounds.
 # Usage: scripts/bench/import.sh [BIN_DIR]
 set -euo pipefail
-bin=${1:-$(cd "$(dirname "$0")/../.." && pwd)/bin}
+here=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${1:-$here/bin}
 work=$(mktemp -d "${TMPDIR:-/tmp}/flameox-bench-import.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 head -c $((256 << 20)) /dev/urandom > big.bin
 "$bin/flameox" init >/dev/null
-hyperfine -N --warmup 2 --runs 15 --export-markdown import.md \
-  "openssl dgst -sha256 big.bin" \
-  "$bin/flameox import big.bin"
-cat import.md
+(cd "$here" && go test -c -o "$work/artifact.test" ./pkg/artifact)
+cmds=("openssl dgst -sha256 big.bin" "$bin/flameox import big.bin")
+if [ -n "${OLD_BIN:-}" ]; then cmds+=("$OLD_BIN/flameox import big.bin"); fi
+cmds+=("env FLAMEOX_STAGE_FILE=$work/big.bin $work/artifact.test -test.run ^$ -test.bench StageImport -test.benchtime 1x")
+python3 "$here/scripts/bench/rounds.py" --rounds "${ROUNDS:-15}" --title "import of 256 MiB" "${cmds[@]}"
