@@ -196,6 +196,11 @@ func (r *Reader) config() string {
 	v.Set("memory_limit", fmt.Sprintf("%dB", r.opts.MemoryLimitBytes))
 	v.Set("max_temp_directory_size", fmt.Sprintf("%dB", r.opts.MaxSpillBytes))
 	v.Set("threads", fmt.Sprint(r.opts.Threads))
+	if r.writeDir != "" {
+		// An export's files need no row order (engines read them as sets),
+		// and keeping it makes DuckDB's Parquet writer wait on order.
+		v.Set("preserve_insertion_order", "false")
+	}
 	return "?" + v.Encode()
 }
 

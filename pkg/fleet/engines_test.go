@@ -33,7 +33,7 @@ func addNewerMinorPart(t *testing.T, p *project, dir string, res *fleet.ExportRe
 	}
 	defer r.Close()
 	files, err := r.CopyPartitioned(context.Background(), catalog.PartitionedCopy{
-		Table: "runs", Paths: snap.Files["runs"][:1],
+		Table: "runs", Paths: snap.Files["runs"],
 		SQL: fmt.Sprintf(`SELECT * EXCLUDE (rn), 'from a newer minor' AS extra_note, '%s' AS workspace_id, CAST(coalesce(started_at, created_at) AS DATE) AS date
 		       FROM (SELECT *, row_number() OVER (ORDER BY run_id, revision) AS rn FROM new_rows) WHERE rn = 1`, res.WorkspaceID),
 		PartitionBy: []string{"workspace_id", "date"}, Dir: filepath.Join(stage, "runs"), Pattern: "part-ffffffffffff-{i}",

@@ -29,16 +29,20 @@ func main() {
 	chunk := flag.Int("chunk", 10000, "runs per publication")
 	perRun := flag.Int("measurements", 4, "measurements per run")
 	keep := flag.Bool("keep", false, "keep the workspace")
+	at := flag.String("dir", "", "make the workspace in this empty directory and keep it (scripts/bench/export.sh exports it)")
 	flag.Parse()
-	if err := bench(*runs, *chunk, *perRun, *keep); err != nil {
+	if err := bench(*runs, *chunk, *perRun, *keep, *at); err != nil {
 		fmt.Fprintln(os.Stderr, "corpus:", err)
 		os.Exit(1)
 	}
 }
 
-func bench(n, chunk, perRun int, keep bool) error {
+func bench(n, chunk, perRun int, keep bool, at string) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "flameox-corpus-bench-")
+	if at != "" {
+		dir, err, keep = at, os.MkdirAll(at, 0o755), true
+	}
 	if err != nil {
 		return err
 	}

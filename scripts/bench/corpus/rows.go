@@ -36,6 +36,8 @@ func runHandles(w *schema.Writer) *runCols {
 			c.nulls = append(c.nulls, w.Int64Col(col.Name).AppendNull)
 		case "timestamp[us, UTC]":
 			c.nulls = append(c.nulls, w.TimeCol(col.Name).AppendNull)
+		case "map<string,string>":
+			c.nulls = append(c.nulls, w.StringMapCol(col.Name).AppendNull)
 		default:
 			panic("bench: unexpected runs column type " + col.TypeName())
 		}
