@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/stats"
@@ -206,7 +207,34 @@ func residualsPlot(c *ScalingChart, s ScalingSeries) (*plot.Plot, error) {
 		p.Add(l, sc)
 		p.Legend.Add(f.Model, l, sc)
 	}
+	// The scale is the plausible models' (the best and those within
+	// plausibleDelta AICc of it): a model far off, whose residuals are
+	// many times the others', would flatten theirs to a line.
+	lo, hi := -5.0, 5.0
+	var far []float64
+	for _, f := range s.Fits {
+		plausible := f.Best || (f.DeltaAICc != nil && *f.DeltaAICc <= plausibleDelta)
+		for _, r := range f.Residuals {
+			if !finite(r) {
+				continue
+			}
+			if plausible {
+				lo, hi = math.Min(lo, 100*r), math.Max(hi, 100*r)
+			} else {
+				far = append(far, 100*r)
+			}
+		}
+	}
+	if slices.ContainsFunc(far, func(r float64) bool { return r < lo || r > hi }) {
+		pad := (hi - lo) * 0.15
+		p.Y.Min, p.Y.Max = lo-pad, hi+pad
+		p.Title.Text += fmt.Sprintf(" (scale of the models within ΔAICc %g)", plausibleDelta)
+	}
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.Add(plotter.NewGrid())
 	return p, nil
 }
+
+// plausibleDelta is the AICc difference within which a model still has
+// support (Burnham & Anderson: beyond 10, essentially none).
+const plausibleDelta = 10.0
