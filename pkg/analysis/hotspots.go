@@ -188,7 +188,7 @@ func Hotspots(ctx context.Context, ws *workspace.Workspace, req HotspotsRequest)
 		if d != nil {
 			res, err := hotspotsFrom(ctx, ws, nil, d, req, limit, nil)
 			d.close()
-			if !errors.Is(err, errDirect) && !errors.Is(err, errNotDirect) {
+			if !errors.Is(err, errDirect) {
 				directAnswers.Add(1)
 				return res, err
 			}
@@ -202,13 +202,8 @@ func Hotspots(ctx context.Context, ws *workspace.Workspace, req HotspotsRequest)
 	return hotspotsFrom(ctx, ws, s, nil, req, limit, filter)
 }
 
-// errNotDirect: the direct reader does not apply to the request (its
-// sample type is not read by rank).
-var errNotDirect = errors.New("not read by rank")
-
 // hotspotsFrom answers req from a DuckDB session s, or from the direct
-// reader d when s is nil (which answers errNotDirect or errDirect where it
-// cannot).
+// reader d when s is nil (which answers errDirect where it cannot read).
 func hotspotsFrom(ctx context.Context, ws *workspace.Workspace, s *query.Session, d *direct, req HotspotsRequest, limit int, filter *nameFilter) (*HotspotsResult, error) {
 	var sc *scope
 	var err error
@@ -227,9 +222,6 @@ func hotspotsFrom(ctx context.Context, ws *workspace.Workspace, s *query.Session
 	st, err := pick(types, req.SampleType)
 	if err != nil {
 		return nil, err
-	}
-	if s == nil && !sc.ranks[st.Type].usable() {
-		return nil, errNotDirect
 	}
 	params := Parameters{SampleType: st.Type, Thread: req.Thread, Process: req.Process, Focus: req.Focus, Ignore: req.Ignore, Limit: limit}
 	want := cursor.Cursor{Query: qHotspots.Name, Version: qHotspots.Version, Order: "flat"}
@@ -259,7 +251,7 @@ func hotspotsFrom(ctx context.Context, ws *workspace.Workspace, s *query.Session
 	case filter != nil:
 		res.SymbolizedFraction, err = filteredHotspots(ctx, ws, s, sc, st, req, filter, limit, offset, res)
 	case s == nil:
-		res.SymbolizedFraction, err = d.storedHotspots(ctx, sc, st, limit, offset, res)
+		res.SymbolizedFraction, err = d.storedHotspots(ctx, sc, st, req, limit, offset, res)
 	default:
 		res.SymbolizedFraction, err = storedHotspots(ctx, s, sc, st, req, limit, offset, res)
 	}

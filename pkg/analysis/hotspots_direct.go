@@ -21,11 +21,12 @@ import (
 // and the hottest frames in small row groups of their own). direct reads
 // those row groups itself through pkg/evidence/schema, and answers exactly
 // what qProfileRows and qHotspotsRanked answer (TestDirectMatchesDuckDB
-// reads every page of every fixture both ways). It applies only where
-// those two queries would: no --focus/--ignore, one thread/process pair
-// read by rank, files of the current schema minors, and few files (past
-// directMaxFiles DuckDB's parallel scan of many footers is the better
-// reader). Anything else, and any read error, goes to DuckDB.
+// reads every page of every fixture both ways); where a page cannot be
+// read by rank (several threads summed) it aggregates as qHotspots does.
+// It applies without --focus/--ignore, to files of the current schema
+// minors, and to few files (past directMaxFiles DuckDB's parallel scan of
+// many footers is the better reader). Anything else, and any read error,
+// goes to DuckDB.
 type direct struct {
 	commit  string
 	files   map[string][]string
@@ -270,10 +271,28 @@ func (d *direct) resolve(ctx context.Context, input, thread, process string) (*s
 	return scopeOf(input, runID, artID, rows, thread, process)
 }
 
-// storedHotspots is storedHotspots (hotspots.go) by rank through the
-// direct reader.
-func (d *direct) storedHotspots(ctx context.Context, sc *scope, st SampleType, limit, offset int, res *HotspotsResult) (float64, error) {
+// storedHotspots is storedHotspots (hotspots.go) through the direct
+// reader: by rank where it can, else aggregated.
+func (d *direct) storedHotspots(ctx context.Context, sc *scope, st SampleType, req HotspotsRequest, limit, offset int, res *HotspotsResult) (float64, error) {
 	rk := sc.ranks[st.Type]
+	if !rk.usable() {
+		rows, t, err := d.aggregatePage(ctx, sc.src, st.Type, req.Thread, req.Process, limit, offset)
+		if err != nil {
+			return 0, err
+		}
+		res.Total = t[0]
+		for _, r := range rows {
+			if len(res.Rows) == limit {
+				res.Truncated = true
+				break
+			}
+			r.SelfFraction, r.InclusiveFraction = frac(r.Self, st.Total), frac(r.Inclusive, st.Total)
+			r.Rank = offset + len(res.Rows) + 1
+			res.Rows = append(res.Rows, r)
+		}
+		res.OutputUnit = NewValueFormat(st.Unit, t[2], st.Total).to
+		return frac(t[1], st.Total), nil
+	}
 	res.Total = rk.frames
 	rows, err := d.rankedPage(ctx, sc.src, st.Type, rk.thread, rk.process, offset, limit+1)
 	if err != nil {
@@ -294,4 +313,152 @@ func (d *direct) storedHotspots(ctx context.Context, sc *scope, st SampleType, l
 	}
 	res.OutputUnit = NewValueFormat(st.Unit, minValue, st.Total).to
 	return frac(rk.symbolized, st.Total), nil
+}
+
+// joined is one row of qHotspots' materialized join j.
+type joined struct {
+	f                Frame
+	function, module *string // null when the frame row is missing
+	inline           string
+	absSelf, absIncl int64
+}
+
+// aggregatePage is qHotspots without DuckDB, for the profiles a page
+// cannot be read by rank from (several thread/process pairs summed): it
+// sums frame_measurements by frame id under the filters, joins the frames
+// and orders them as the query does (NULL function or module last), and
+// returns the page with the join's count, symbolized total and smallest
+// value (all 0 when the page is empty, as the query's rows carry them).
+func (d *direct) aggregatePage(ctx context.Context, src *Source, metric, thread, process string, limit, offset int) ([]HotspotRow, [3]int64, error) {
+	var totals [3]int64
+	type sums struct{ self, incl int64 }
+	agg := map[string]*sums{}
+	var order []string
+	cols := []string{"run_id", "artifact_id", "evidence_generation_id", "metric", "thread", "process", "frame_id", "self_value", "inclusive_value"}
+	err := d.scan(ctx, schema.FrameMeasurements, cols, func(g schema.Group) bool {
+		return g.MayHoldString("run_id", src.RunID) && g.MayHoldString("artifact_id", src.ArtifactID) &&
+			g.MayHoldString("evidence_generation_id", src.GenerationID) && g.MayHoldString("metric", metric)
+	}, func(r []any) {
+		if str(r[0]) != src.RunID || str(r[1]) != src.ArtifactID || str(r[2]) != src.GenerationID || str(r[3]) != metric ||
+			(thread != "" && str(r[4]) != thread) || (process != "" && str(r[5]) != process) {
+			return
+		}
+		id := str(r[6])
+		s := agg[id]
+		if s == nil {
+			s = &sums{}
+			agg[id] = s
+			order = append(order, id)
+		}
+		s.self += i64(r[7])
+		s.incl += i64(r[8])
+	})
+	if err != nil {
+		return nil, totals, err
+	}
+	type frameRow struct {
+		f                Frame
+		function, module *string
+		inline           string
+	}
+	frames := map[string][]frameRow{}
+	fcols := []string{"artifact_id", "evidence_generation_id", "frame_id", "function", "file", "start_line", "module", "symbolization", "inlined", "inline_chain"}
+	err = d.scan(ctx, schema.Frames, fcols, func(g schema.Group) bool {
+		return g.MayHoldString("artifact_id", src.ArtifactID) && g.MayHoldString("evidence_generation_id", src.GenerationID)
+	}, func(r []any) {
+		id := str(r[2])
+		if s := agg[id]; s == nil || str(r[0]) != src.ArtifactID || str(r[1]) != src.GenerationID {
+			return
+		}
+		fr := frameRow{f: Frame{FrameID: id, Function: str(r[3]), File: str(r[4]), Module: str(r[6])}}
+		if v, ok := r[3].(string); ok {
+			fr.function = &v
+		}
+		if v, ok := r[6].(string); ok {
+			fr.module = &v
+		}
+		if sl, ok := r[5].(int32); ok {
+			fr.f.StartLine = int(sl)
+		}
+		sym, ok := r[7].(string)
+		fr.f.Unsymbolized = !ok || sym == "none"
+		if b, _ := r[8].(bool); b {
+			fr.inline = "inline"
+		} else if l, _ := r[9].([]string); len(l) > 0 {
+			fr.inline = "partial-inline"
+		}
+		frames[id] = append(frames[id], fr)
+	})
+	if err != nil {
+		return nil, totals, err
+	}
+	var j []joined
+	for _, id := range order {
+		s := agg[id]
+		if s.self == 0 && s.incl == 0 {
+			continue
+		}
+		fs := frames[id]
+		if len(fs) == 0 {
+			fs = []frameRow{{f: Frame{FrameID: id, Unsymbolized: true}}}
+		}
+		for _, fr := range fs {
+			row := joined{f: fr.f, function: fr.function, module: fr.module, inline: fr.inline, absSelf: abs(s.self), absIncl: abs(s.incl)}
+			row.f.Self, row.f.Inclusive = s.self, s.incl
+			j = append(j, row)
+		}
+	}
+	var n, sym, mn int64
+	for i, r := range j {
+		n++
+		if !r.f.Unsymbolized {
+			sym += r.absSelf
+		}
+		v := r.absIncl
+		if r.f.Self != 0 {
+			v = r.absSelf
+		}
+		if i == 0 || v < mn {
+			mn = v
+		}
+	}
+	nullsLast := func(a, b *string) int { // ASC, NULLS LAST; 0 when equal
+		switch {
+		case a == nil && b == nil:
+			return 0
+		case a == nil:
+			return 1
+		case b == nil:
+			return -1
+		case *a < *b:
+			return -1
+		case *a > *b:
+			return 1
+		}
+		return 0
+	}
+	sort.SliceStable(j, func(x, y int) bool {
+		a, b := &j[x], &j[y]
+		if a.absSelf != b.absSelf {
+			return a.absSelf > b.absSelf
+		}
+		if c := nullsLast(a.function, b.function); c != 0 {
+			return c < 0
+		}
+		if a.absIncl != b.absIncl {
+			return a.absIncl > b.absIncl
+		}
+		if c := nullsLast(a.module, b.module); c != 0 {
+			return c < 0
+		}
+		return a.f.FrameID < b.f.FrameID
+	})
+	var out []HotspotRow
+	for i := offset; i < len(j) && i < offset+limit+1; i++ {
+		out = append(out, HotspotRow{Frame: j[i].f, Inline: j[i].inline})
+	}
+	if len(out) > 0 {
+		totals = [3]int64{n, sym, mn}
+	}
+	return out, totals, nil
 }
