@@ -422,10 +422,11 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	report, err := Page(sampleReport(), []ExperimentPictures{{Comparison: cmp, Effects: sampleComparison().Effects,
+	report, err := Page(sampleReport(), Pictures{Experiments: []ExperimentPictures{{Comparison: cmp, Effects: sampleComparison().Effects,
 		EffectSets:  [][2]string{{"rs-" + strings.Repeat("a", 32), "rs-" + strings.Repeat("b", 32)}},
 		ScalingNote: "no scaling picture: none declared",
-		Flames:      []Flame{{Variant: "base", RunID: sampleRun, ArtifactID: "sha256:" + strings.Repeat("c", 64), SVG: flame}}}})
+		Flames:      []Flame{{Variant: "base", RunID: sampleRun, ArtifactID: "sha256:" + strings.Repeat("c", 64), SVG: flame}}}},
+		Cited: []Flame{{Variant: "cited", RunID: citedRun, ArtifactID: "sha256:" + strings.Repeat("f", 64), SVG: flame}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -559,8 +560,8 @@ func TestBrowser(t *testing.T) {
 		if r.Question != sampleQuestion {
 			t.Errorf("the question reads %q, want %q as text", r.Question, sampleQuestion)
 		}
-		if r.Scripts != 0 || r.Frames != 1 || r.PlotSVG != 1 || r.Numbers == 0 || len(r.Broken) > 0 {
-			t.Errorf("report: %d scripts (want 0), %d flame frames (want 1), %d plots (want 1), %d numbers, links to missing ids %q", r.Scripts, r.Frames, r.PlotSVG, r.Numbers, r.Broken)
+		if r.Scripts != 0 || r.Frames != 2 || r.PlotSVG != 1 || r.Numbers == 0 || len(r.Broken) > 0 {
+			t.Errorf("report: %d scripts (want 0), %d flame frames (want 2), %d plots (want 1), %d numbers, links to missing ids %q", r.Scripts, r.Frames, r.PlotSVG, r.Numbers, r.Broken)
 		}
 		p.screenshot(ctx, shot("report"))
 		for _, pr := range p.problems() {

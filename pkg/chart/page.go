@@ -113,10 +113,16 @@ Every number is read at corpus commit <code>{{.R.CorpusCommitID}}</code> and lin
 {{range .R.Findings}}<div class="finding">
 <p><strong>{{.Title}}</strong> (<a class="id" href="#{{.FindingID}}">{{.FindingID}}</a>, revision {{.Revision}}): {{.Claim}}</p>
 <p>{{.Kind}}, evidence level {{.EvidenceLevel}}, confidence {{.Confidence}}, {{.Assessment}}, {{.Lifecycle}}.
-{{if .Evidence}}Cites {{range .Evidence}}{{.Type}} <span class="id">{{.ID}}</span> ({{.Relation}}) {{end}}{{end}}</p>
+{{if .Evidence}}Cites {{range .Evidence}}{{.Type}} <a class="id" href="#{{.ID}}">{{.ID}}</a> ({{.Relation}}) {{end}}{{end}}</p>
 {{range .Limitations}}<p class="note">limitation: {{.}}</p>{{end}}
 </div>
 {{else}}<p class="note">None recorded.</p>{{end}}
+{{with .Cited}}<h3>Flame graphs of what the findings cite</h3>
+{{range .}}<figure>
+<figcaption>{{.Variant}}: run <a class="id" href="#{{.RunID}}">{{.RunID}}</a>, profile <a class="id" href="#{{.ArtifactID}}">{{.ArtifactID}}</a></figcaption>
+<iframe class="flame" sandbox="allow-scripts" title="flame graph of run {{.RunID}}" src="{{.Src}}"></iframe>
+</figure>
+{{end}}{{end}}
 {{with .R.Limitations}}<h3>Limitations</h3><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </section>
 

@@ -15,7 +15,7 @@ func FuzzPageText(f *testing.F) {
 		"<!--", "]]>", "<svg onload=x>", "&amp;&lt;", "\x00\x1b[31m"} {
 		f.Add(s, s)
 	}
-	clean, err := Page(sampleReport(), nil)
+	clean, err := Page(sampleReport(), Pictures{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func FuzzPageText(f *testing.F) {
 		r := sampleReport()
 		r.Investigation.Question = question
 		r.Findings[0].Title = title
-		b, err := Page(r, nil)
+		b, err := Page(r, Pictures{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -57,7 +57,11 @@ func Report(ctx context.Context, ws *workspace.Workspace, req ReportRequest, bas
 			return nil, err
 		}
 	}
-	b, err := Page(rep, pics)
+	cited, err := citedFlames(ctx, ws, rep, &flames)
+	if err != nil {
+		return nil, err
+	}
+	b, err := Page(rep, Pictures{Experiments: pics, Cited: cited})
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +84,13 @@ type ExperimentPictures struct {
 	Scaling        []byte // SVG
 	ScalingNote    string
 	Flames         []Flame
+}
+
+// Pictures are what a report page draws besides its tables: per
+// experiment, in order, and the flame graphs of what findings cite.
+type Pictures struct {
+	Experiments []ExperimentPictures
+	Cited       []Flame
 }
 
 // Flame is one run's flame graph.
@@ -118,7 +129,7 @@ func experimentPictures(ctx context.Context, ws *workspace.Workspace, e query.Ex
 			return err
 		}
 		if err != nil {
-			p.ComparisonNote = "no comparison picture: " + err.Error()
+			p.ComparisonNote = "no comparison picture: " + fault.As(err).Message
 		}
 	}
 	sres, err := analysis.Scaling(ctx, ws, analysis.ScalingRequest{ExperimentID: e.ExperimentID})
@@ -129,7 +140,7 @@ func experimentPictures(ctx context.Context, ws *workspace.Workspace, e query.Ex
 		return err
 	}
 	if err != nil {
-		p.ScalingNote = "no scaling picture: " + err.Error()
+		p.ScalingNote = "no scaling picture: " + fault.As(err).Message
 	}
 	dir, err := os.MkdirTemp("", "flameox-report-")
 	if err != nil {
@@ -141,24 +152,69 @@ func experimentPictures(ctx context.Context, ws *workspace.Workspace, e query.Ex
 		if *flames >= maxFlames || done[t.Variant] || t.RunID == "" || t.Outcome != inquiry.TrialSucceeded {
 			continue
 		}
-		name := filepath.Join(dir, strconv.Itoa(*flames)+".svg")
-		res, err := analysis.FlameGraph(ctx, ws, analysis.FlameGraphRequest{Input: t.RunID, Output: name, Width: flameWidth}, dir)
-		if err != nil {
-			if !soft(err) && !fault.Is(err, fault.ArtifactParseFailed) {
-				return err
-			}
-			done[t.Variant] = true // the variant's runs are alike: no profile in one, none in the others
-			continue
-		}
-		b, err := os.ReadFile(res.Path)
-		if err != nil {
-			return fault.Wrap(fault.InternalError, err, "read the flame graph back")
-		}
-		p.Flames = append(p.Flames, Flame{Variant: t.Variant, RunID: t.RunID, ArtifactID: res.Source.ArtifactID, SVG: b})
+		// One try per variant: its runs are captured alike, so one
+		// without a profile means none has one.
 		done[t.Variant] = true
-		*flames++
+		fl, err := flameOf(ctx, ws, dir, t.RunID, *flames)
+		if err != nil {
+			return err
+		}
+		if fl != nil {
+			fl.Variant = t.Variant
+			p.Flames = append(p.Flames, *fl)
+			*flames++
+		}
 	}
 	return nil
+}
+
+// citedFlames are the flame graphs of the runs and artifacts findings
+// cite (a profiled run captured beside the measurement runs), where they
+// carry a profile.
+func citedFlames(ctx context.Context, ws *workspace.Workspace, rep *query.InvestigationReport, flames *int) ([]Flame, error) {
+	dir, err := os.MkdirTemp("", "flameox-report-")
+	if err != nil {
+		return nil, fault.Wrap(fault.InternalError, err, "a temporary directory for the flame graphs")
+	}
+	defer os.RemoveAll(dir)
+	var out []Flame
+	done := map[string]bool{}
+	for _, f := range rep.Findings {
+		for _, ref := range f.Evidence {
+			if *flames >= maxFlames || done[ref.ID] || (ref.Type != "run" && ref.Type != "artifact") {
+				continue
+			}
+			done[ref.ID] = true
+			fl, err := flameOf(ctx, ws, dir, ref.ID, *flames)
+			if err != nil {
+				return nil, err
+			}
+			if fl != nil {
+				fl.Variant = "cited by " + f.FindingID
+				out = append(out, *fl)
+				*flames++
+			}
+		}
+	}
+	return out, nil
+}
+
+// flameOf draws the flame graph of a run's profile or a profile
+// artifact; nil when it has none.
+func flameOf(ctx context.Context, ws *workspace.Workspace, dir, input string, n int) (*Flame, error) {
+	name := filepath.Join(dir, strconv.Itoa(n)+".svg")
+	res, err := analysis.FlameGraph(ctx, ws, analysis.FlameGraphRequest{Input: input, Output: name, Width: flameWidth}, dir)
+	if err != nil {
+		if soft(err) || fault.Is(err, fault.ArtifactParseFailed) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	b, err := os.ReadFile(res.Path)
+	if err != nil {
+		return nil, fault.Wrap(fault.InternalError, err, "read the flame graph back")
+	}
+	return &Flame{RunID: res.Source.RunID, ArtifactID: res.Source.ArtifactID, SVG: b}, nil
 }
 
 // Number is one number of the page: its text, its exact value (the
@@ -217,6 +273,7 @@ type pageComparison struct {
 
 type pageData struct {
 	CSP         string
+	Cited       []pageFlame
 	R           *query.InvestigationReport
 	Experiments []pageExperiment
 	Comparisons []pageComparison
@@ -227,7 +284,8 @@ type pageData struct {
 // experiment, in order). html/template escapes every text from the
 // corpus; only the SVG drawn here (gonum's, text escaped) is inlined as
 // markup, and a flame graph goes into a sandboxed frame as a data URL.
-func Page(r *query.InvestigationReport, pics []ExperimentPictures) ([]byte, error) {
+func Page(r *query.InvestigationReport, pp Pictures) ([]byte, error) {
+	pics := pp.Experiments
 	d := pageData{R: r}
 	seen := map[string]bool{}
 	addID := func(kind, id, what string) {
@@ -235,6 +293,14 @@ func Page(r *query.InvestigationReport, pics []ExperimentPictures) ([]byte, erro
 			seen[id] = true
 			d.IDs = append(d.IDs, IDRow{kind, id, what})
 		}
+	}
+	flame := func(f Flame) pageFlame {
+		addID("run", f.RunID, "profiled run ("+f.Variant+")")
+		addID("artifact", f.ArtifactID, "profile of run "+f.RunID)
+		// The flame graph's own script needs its own document (it reads
+		// document.documentElement): a data URL frame, sandboxed, no
+		// request made.
+		return pageFlame{Flame: f, Src: template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(f.SVG))}
 	}
 	addID("investigation", r.Investigation.InvestigationID, r.Investigation.Question)
 	for _, h := range r.Hypotheses {
@@ -281,13 +347,7 @@ func Page(r *query.InvestigationReport, pics []ExperimentPictures) ([]byte, erro
 				pe.Effects = append(pe.Effects, pf)
 			}
 			for _, f := range p.Flames {
-				addID("run", f.RunID, "profiled run of "+f.Variant)
-				addID("artifact", f.ArtifactID, "profile of run "+f.RunID)
-				pe.Flames = append(pe.Flames, pageFlame{Flame: f,
-					// The flame graph's own script needs its own document
-					// (it reads document.documentElement): a data URL
-					// frame, sandboxed, no request made.
-					Src: template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(f.SVG))})
+				pe.Flames = append(pe.Flames, flame(f))
 			}
 		}
 		d.Experiments = append(d.Experiments, pe)
@@ -312,16 +372,24 @@ func Page(r *query.InvestigationReport, pics []ExperimentPictures) ([]byte, erro
 		addID("analysis", a.AnalysisID, a.Recipe+" over "+strconv.Itoa(a.InputRuns)+" runs")
 		addID("artifact", a.ResultArtifactID, "result of analysis "+a.AnalysisID)
 	}
+	for _, f := range pp.Cited {
+		d.Cited = append(d.Cited, flame(f))
+	}
 	for _, f := range r.Findings {
 		addID("finding", f.FindingID, f.Title)
+		for _, ref := range f.Evidence {
+			addID(ref.Type, ref.ID, "cited by finding "+f.FindingID+" ("+ref.Relation+")")
+		}
 	}
 	d.CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-src data:"
 	var hashes []string
+	all := slices.Clone(d.Cited)
 	for _, e := range d.Experiments {
-		for _, f := range e.Flames {
-			if h := scriptHash(f.SVG); h != "" && !slices.Contains(hashes, "'"+h+"'") {
-				hashes = append(hashes, "'"+h+"'")
-			}
+		all = append(all, e.Flames...)
+	}
+	for _, f := range all {
+		if h := scriptHash(f.SVG); h != "" && !slices.Contains(hashes, "'"+h+"'") {
+			hashes = append(hashes, "'"+h+"'")
 		}
 	}
 	if len(hashes) > 0 {

@@ -15,6 +15,7 @@ import (
 const (
 	sampleQuestion = `Is <script>alert("x")</script> & </h1><b>scan faster?`
 	sampleRun      = "0190d7a0-1111-7222-8333-444455556666"
+	citedRun       = "0190d7a0-5555-7222-8333-444455556666"
 )
 
 func u64(x uint64) *uint64 { return &x }
@@ -36,7 +37,8 @@ func sampleReport() *query.InvestigationReport {
 		Comparisons: []query.RecordedComparison{{ComparisonID: "cmp-" + strings.Repeat("e", 32), BaselineRunSetID: base, CandidateRunSetID: cand,
 			Metric: "gobench.sec/op", RelativeChange: f(-0.0987654321), ConfidenceLow: f(-0.12), ConfidenceHigh: f(-0.0712345),
 			ConfidenceLevel: f(0.95), Decision: "meaningful_improvement", Validity: "valid", Mismatches: []string{"<b>none</b>"}, Pairs: u64(6)}},
-		Findings: []query.ReportFinding{{FindingID: "0190d7a0-4444-7222-8333-444455556666", Title: "faster</p><script>x()</script>", Claim: "10% faster"}},
+		Findings: []query.ReportFinding{{FindingID: "0190d7a0-4444-7222-8333-444455556666", Title: "faster</p><script>x()</script>", Claim: "10% faster",
+			Evidence: []query.ReportRef{{Type: "run", ID: citedRun, Relation: "supports"}, {Type: "comparison", ID: "cmp-" + strings.Repeat("e", 32), Relation: "supports"}}}},
 	}
 }
 
@@ -47,7 +49,7 @@ var (
 )
 
 func TestPageEscapesText(t *testing.T) {
-	b, err := Page(sampleReport(), nil)
+	b, err := Page(sampleReport(), Pictures{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +74,8 @@ func TestPageEscapesText(t *testing.T) {
 // resolves to an id of the page.
 func TestPageNumbers(t *testing.T) {
 	r := sampleReport()
-	b, err := Page(r, []ExperimentPictures{{Effects: []Effect{{Name: "cand / base", Ratio: 0.9, Lo: 0.88, Hi: 0.93, Decision: "meaningful_improvement"}},
-		EffectSets: [][2]string{{r.Comparisons[0].BaselineRunSetID, r.Comparisons[0].CandidateRunSetID}}}})
+	b, err := Page(r, Pictures{Experiments: []ExperimentPictures{{Effects: []Effect{{Name: "cand / base", Ratio: 0.9, Lo: 0.88, Hi: 0.93, Decision: "meaningful_improvement"}},
+		EffectSets: [][2]string{{r.Comparisons[0].BaselineRunSetID, r.Comparisons[0].CandidateRunSetID}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +120,7 @@ func TestPageNumbers(t *testing.T) {
 			t.Errorf("link #%s goes nowhere", m[1])
 		}
 	}
-	for _, id := range []string{sampleRun, c.ComparisonID, c.BaselineRunSetID, r.Investigation.InvestigationID, r.Findings[0].FindingID} {
+	for _, id := range []string{sampleRun, citedRun, c.ComparisonID, c.BaselineRunSetID, r.Investigation.InvestigationID, r.Findings[0].FindingID} {
 		if ids[id] != 1 {
 			t.Errorf("no row of ids for %s", id)
 		}
