@@ -379,6 +379,18 @@ func maps(a, b map[string]string) bool {
 
 func TestExportLeavesSensitiveOut(t *testing.T) {
 	p := newProject(t)
+	// A pyperf suite whose metadata records its command line (pyperf's
+	// "command"), beside the host name every suite has.
+	var suite map[string]any
+	b, err := os.ReadFile(testdata(t, "pyperf.json"))
+	if err != nil || json.Unmarshal(b, &suite) != nil {
+		t.Fatal(err)
+	}
+	suite["metadata"].(map[string]any)["command"] = "python3 bench.py --token=s3cr3t"
+	b, _ = json.Marshal(suite)
+	withArgv := filepath.Join(t.TempDir(), "argv.json")
+	os.WriteFile(withArgv, b, 0o644)
+	run(t, p.dir, "import", withArgv)
 	dir := filepath.Join(t.TempDir(), "export")
 	res := export(t, p, dir)
 	r, err := catalog.OpenDirectory(context.Background(), dir, catalog.Options{})
@@ -408,6 +420,13 @@ func TestExportLeavesSensitiveOut(t *testing.T) {
 	n := scan(t, r, fmt.Sprintf(`SELECT count(*) FROM read_parquet('%s/runs/**/*.parquet', hive_partitioning = true) WHERE execution_identity_json IS NOT NULL`, dir))
 	if n[0][0] != "0" {
 		t.Errorf("%s runs carry their execution identity (argv, env)", n[0][0])
+	}
+	for _, name := range []string{"pyperf.metadata.command", "pyperf.metadata.hostname"} {
+		had := scan(t, src, fmt.Sprintf(`SELECT count(*) FROM observations WHERE name = '%s'`, name))[0][0]
+		got := scan(t, r, fmt.Sprintf(`SELECT count(*) FROM read_parquet('%s/observations/**/*.parquet', hive_partitioning = true) WHERE name = '%s'`, dir, name))[0][0]
+		if had == "0" || got != "0" {
+			t.Errorf("observations %s: the corpus has %s, the export %s (want some, then none)", name, had, got)
+		}
 	}
 	// The sensitive setting of a directory cannot change under it.
 	var out, errb bytes.Buffer
@@ -602,4 +621,46 @@ func keys(m map[string][2]string) []string {
 func digestOf(b []byte) string {
 	s := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(s[:])
+}
+
+// TestExportCrashAtEachStep kills a faultinject build of flameox at each
+// of the export's steps (pkg/faultpoint): after the files are staged,
+// after the first rename into place, after all are placed, after the
+// manifest. Nothing visible is ever partial, a part renamed before the
+// crash is not counted twice, and the next export completes the
+// directory.
+func TestExportCrashAtEachStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds flameox with -tags faultinject")
+	}
+	bin := filepath.Join(t.TempDir(), "flameox")
+	if out, err := exec.Command("go", "build", "-tags", "faultinject", "-o", bin, "github.com/flameox/flameox/cmd/flameox").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	p := newProject(t)
+	dir := filepath.Join(t.TempDir(), "export")
+	for i, point := range []string{"export.staged", "export.file_renamed", "export.placed", "export.manifest_written"} {
+		p.importMore(t, 300+i)
+		c := exec.Command(bin, "export", "corpus", "--to", dir, "--include-sensitive")
+		c.Dir = p.dir
+		c.Env = append(os.Environ(), "FLAMEOX_FAULTPOINT="+point)
+		out, _ := c.CombinedOutput()
+		if st, ok := c.ProcessState.Sys().(syscall.WaitStatus); !ok || !st.Signaled() {
+			t.Fatalf("%s: the export was not killed there: %s\n%s", point, c.ProcessState, out)
+		}
+		checkNoPartial(t, dir)
+		res := export(t, p, dir, "--include-sensitive")
+		if point == "export.file_renamed" && len(res.Removed) == 0 {
+			t.Errorf("%s: the part renamed before the crash was not removed", point)
+		}
+		man, _ := fleet.ReadManifest(dir, res.WorkspaceID)
+		checkManifest(t, dir, man)
+		src := sourceFingerprints(t, p.ws.Root, res.CommitID)
+		got := exportFingerprints(t, dir, res.WorkspaceID, keys(src))
+		for table, want := range src {
+			if got[table] != want {
+				t.Errorf("%s, %s: after the crash and a complete export, export %v, corpus %v", point, table, got[table], want)
+			}
+		}
+	}
 }
