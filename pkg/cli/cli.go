@@ -43,6 +43,8 @@ type Env struct {
 	Now func() time.Time
 	// StderrTerminal reports whether stderr is a terminal (for progress).
 	StderrTerminal bool
+	// StdoutTerminal reports whether stdout is a terminal (for colour).
+	StdoutTerminal bool
 	// StdoutColumns is the width of the terminal stdout is, 0 when it is
 	// not one; text output reads it through Width.
 	StdoutColumns int
@@ -53,6 +55,11 @@ type Env struct {
 	Mode OutputMode
 	// Name is the program name used as the prefix of error messages.
 	Name string
+	// Color is the --color setting (ColorStdout, ColorStderr); Quiet is
+	// --quiet: no progress and no information lines on stderr (Infof),
+	// errors still. Both are set by the tool's global flags.
+	Color ColorMode
+	Quiet bool
 }
 
 // RunFunc is the one signature every tool has.
@@ -67,6 +74,7 @@ func OSEnv(name string) *Env {
 		Getenv: os.Getenv, Environ: os.Environ,
 		Dir: dir, Now: time.Now,
 		StderrTerminal: isTerminal(os.Stderr),
+		StdoutTerminal: isTerminal(os.Stdout),
 		StdoutColumns:  terminalColumns(os.Stdout),
 		Executable:     exe,
 		Name:           name,
@@ -119,7 +127,7 @@ func Report(env *Env, err error) int {
 	if errors.Is(err, context.Canceled) && fe.Code == fault.InternalError {
 		fe = fault.Wrap(fault.ProcessCancelled, err, "interrupted")
 	}
-	fmt.Fprintf(env.Stderr, "%s: %s\n", env.Name, SafeLines(fe.Human()))
+	fmt.Fprintf(env.Stderr, "%s %s\n", Paint(env.ColorStderr(), BoldRed, env.Name+":"), SafeLines(fe.Human()))
 	switch env.Mode {
 	case JSON:
 		writeJSON(env.Stdout, ErrorEnvelope{SchemaVersion: 1, OK: false, Error: fe})

@@ -130,9 +130,11 @@ func nodeName(r analysis.HotspotRow, mainModule string, width int) string {
 	case isKernel(r.Module):
 		suffix += " [k]"
 	case r.Module != "" && r.Module != mainModule && !r.Unsymbolized:
-		suffix += " (" + cli.Cut(filepath.Base(r.Module), 40) + ")"
+		suffix += " (" + cli.CutMiddle(filepath.Base(r.Module), min(40, max(width/3, 8))) + ")"
 	}
-	return cli.Cut(r.Function, max(width-utf8.RuneCountInString(suffix), 8)) + suffix
+	// Cut in the middle: a name's package and its function (or a JIT
+	// frame's file and line) both stay visible.
+	return cli.CutMiddle(r.Function, max(width-utf8.RuneCountInString(suffix), 8)) + suffix
 }
 
 // isKernel reports whether a module is the kernel as perf names it
@@ -398,9 +400,9 @@ func openCmd(ctx context.Context, c *Context, args []string) error {
 		return fault.New(fault.CapabilityUnavailable, "%s is not installed", plan.Argv[0]).Fix(plan.Remediation...)
 	}
 	env, _ := broker.ChildEnv(c.Env.Environ(), []string{"PATH", "HOME", "DISPLAY", "WAYLAND_DISPLAY", "BROWSER", "TERM", "LANG", "LC_*", "XDG_*", "GOPATH", "GOCACHE", "GOROOT"}, nil, nil)
-	fmt.Fprintf(c.Env.Stderr, "flameox: launching %s (Ctrl-C to stop)\n", quoteArgv(plan.Argv))
+	c.Env.Infof("flameox: launching %s (Ctrl-C to stop)\n", quoteArgv(plan.Argv))
 	if plan.URL != "" {
-		fmt.Fprintf(c.Env.Stderr, "flameox: the viewer serves %s\n", plan.URL)
+		c.Env.Infof("flameox: the viewer serves %s\n", plan.URL)
 	}
 	_, err = broker.Run(ctx, broker.Spec{Argv: plan.Argv, Dir: ws.ProjectRoot, Env: env, Stdin: c.Env.Stdin,
 		Stdout: c.Env.Stdout, Stderr: c.Env.Stderr, StdoutLimit: 1 << 30, StderrLimit: 1 << 30})

@@ -107,9 +107,9 @@ type captureFlags struct {
 	parameters []string
 }
 
-// captureRequest parses the flags of capture plan and capture run; quiet,
-// when not nil, receives --quiet (capture run only).
-func (c *Context) captureRequest(name string, args []string, quiet *bool) (*capture.PlanRequest, error) {
+// captureRequest parses the flags of capture plan and capture run (the
+// global --quiet among them: terminalFlags).
+func (c *Context) captureRequest(name string, args []string) (*capture.PlanRequest, error) {
 	fs := c.flags(name, "ADAPTER --workload NAME [--parameters KEY=VALUE[,KEY=VALUE]|JSON]...")
 	var f captureFlags
 	fs.StringVar(&f.workload, "workload", "", "declared workload name (required)")
@@ -117,9 +117,6 @@ func (c *Context) captureRequest(name string, args []string, quiet *bool) (*capt
 		fs.BoolVarP(&c.Verbose, "verbose", "v", false, "list every environment variable the plan drops")
 	}
 	fs.StringArrayVar(&f.parameters, "parameters", nil, workload.ParametersUsage)
-	if quiet != nil {
-		fs.BoolVarP(quiet, "quiet", "q", false, "print no progress on stderr (progress shows only on a terminal, never with --json)")
-	}
 	if err := c.parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -142,7 +139,7 @@ func (c *Context) captureService() (*capture.Service, error) {
 }
 
 func capturePlan(ctx context.Context, c *Context, args []string) error {
-	req, err := c.captureRequest("capture plan", args, nil)
+	req, err := c.captureRequest("capture plan", args)
 	if err != nil {
 		return err
 	}
@@ -199,8 +196,7 @@ func renderPlan(w io.Writer, p *capture.CapturePlan, verbose bool) {
 }
 
 func captureRun(ctx context.Context, c *Context, args []string) error {
-	var quiet bool
-	req, err := c.captureRequest("capture run", args, &quiet)
+	req, err := c.captureRequest("capture run", args)
 	if err != nil {
 		return err
 	}
@@ -210,7 +206,7 @@ func captureRun(ctx context.Context, c *Context, args []string) error {
 	}
 	// Progress is for a person: only on a terminal, never with --json
 	// (stdout is then the result alone) or --quiet.
-	if c.Env.StderrTerminal && !c.JSON && !quiet {
+	if c.Env.ShowProgress() {
 		defer svc.ShowProgress(c.Env.Stderr, c.Env.Now)()
 	}
 	res, err := svc.Execute(ctx, *req)

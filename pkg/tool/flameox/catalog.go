@@ -182,7 +182,9 @@ func catalogRebuild(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	bar := c.Env.StartProgress("rebuilding catalog.duckdb from the corpus", 0)
 	st, err := catalog.Rebuild(ctx, ws.Root, ws.Locks())
+	bar.Stop()
 	if err != nil {
 		return err
 	}

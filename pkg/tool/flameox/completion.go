@@ -18,7 +18,7 @@ func completionCommands() []*Command {
 }
 
 // globalFlags are the flags every command takes (Run parses them first).
-var globalFlags = []string{"--json", "--workspace", "-C", "--help"}
+var globalFlags = []string{"--json", "--workspace", "-C", "--quiet", "--color=auto", "--color=always", "--color=never", "--no-color", "--help"}
 
 // commandTree is the first words of the commands and, for each, the
 // second words (verbs) under it, sorted.
@@ -107,6 +107,9 @@ func writeFish(w io.Writer, top []string, sub map[string][]string) {
 	fmt.Fprintln(w, "complete -c flameox -l json -d 'print the result as JSON'")
 	fmt.Fprintln(w, "complete -c flameox -l workspace -r -d 'workspace directory'")
 	fmt.Fprintln(w, "complete -c flameox -s C -r -d 'project root'")
+	fmt.Fprintln(w, "complete -c flameox -s q -l quiet -d 'no progress or information on stderr'")
+	fmt.Fprintln(w, "complete -c flameox -l color -x -a 'auto always never' -d 'colour'")
+	fmt.Fprintln(w, "complete -c flameox -l no-color -d 'no colour'")
 	fmt.Fprintf(w, "complete -c flameox -f -n __fish_use_subcommand -a %q\n", strings.Join(top, " "))
 	for _, k := range top {
 		if len(sub[k]) > 0 {

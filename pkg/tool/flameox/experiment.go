@@ -26,15 +26,12 @@ func experimentCommands() []*Command {
 	}
 }
 
-func (c *Context) experimentRequest(name string, args []string, quiet *bool) (*capture.ExperimentRequest, error) {
+func (c *Context) experimentRequest(name string, args []string) (*capture.ExperimentRequest, error) {
 	fs := c.flags(name, "NAME --adapter ADAPTER [--investigation ID] [--hypothesis ID]")
 	var req capture.ExperimentRequest
 	fs.StringVar(&req.Adapter, "adapter", "", "adapter that captures every trial (required)")
 	fs.StringVar(&req.InvestigationID, "investigation", "", "investigation the experiment belongs to (default: running it opens one)")
 	fs.StringVar(&req.HypothesisID, "hypothesis", "", "hypothesis the experiment tests")
-	if quiet != nil {
-		fs.BoolVarP(quiet, "quiet", "q", false, "print no progress on stderr (progress shows only on a terminal, never with --json)")
-	}
 	if err := c.parse(fs, args); err != nil {
 		return nil, err
 	}
@@ -46,7 +43,7 @@ func (c *Context) experimentRequest(name string, args []string, quiet *bool) (*c
 }
 
 func experimentPlan(ctx context.Context, c *Context, args []string) error {
-	req, err := c.experimentRequest("experiment plan", args, nil)
+	req, err := c.experimentRequest("experiment plan", args)
 	if err != nil {
 		return err
 	}
@@ -87,8 +84,7 @@ func renderExperimentPlan(w io.Writer, p *experiment.Plan) {
 }
 
 func experimentRun(ctx context.Context, c *Context, args []string) error {
-	var quiet bool
-	req, err := c.experimentRequest("experiment run", args, &quiet)
+	req, err := c.experimentRequest("experiment run", args)
 	if err != nil {
 		return err
 	}
@@ -96,10 +92,13 @@ func experimentRun(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// A bar over the trials, on a terminal only (Env.ShowProgress).
 	var onTrial func(experiment.Trial, int)
-	if c.Env.StderrTerminal && !c.JSON && !quiet {
+	if c.Env.ShowProgress() {
+		bar := c.Env.StartProgress("experiment "+req.Experiment, 0)
+		defer bar.Stop()
 		onTrial = func(t experiment.Trial, of int) {
-			fmt.Fprintf(c.Env.Stderr, "trial %d/%d  %s  %s\n", t.Index, of, t.BlockID, cli.Safe(paramText(t.Parameters)))
+			bar.Update(fmt.Sprintf("trial %d/%d  %s  %s", t.Index, of, t.BlockID, paramText(t.Parameters)), int64(max(t.Index-1, 0)), int64(of))
 		}
 	}
 	res, err := c.publisher(svc.WS).RunExperiment(ctx, svc, *req, onTrial)

@@ -38,6 +38,8 @@ type Context struct {
 	Workspace string // --workspace
 	Dir       string // --project-root / -C, or the working directory
 	Verbose   bool   // --verbose, where a command has it
+	color     string // --color (applyTerminal puts it in Env.Color)
+	noColor   bool   // --no-color
 }
 
 // Commands returns the porcelain command table.
@@ -116,7 +118,11 @@ func Run(ctx context.Context, env *cli.Env, args []string) error {
 	global.BoolVar(&c.JSON, "json", false, "")
 	global.StringVar(&c.Workspace, "workspace", "", "")
 	global.StringVarP(&c.Dir, "project-root", "C", env.Dir, "")
+	c.terminalFlags(global)
 	if err := cli.Parse(global, args); err != nil {
+		return err
+	}
+	if err := c.applyTerminal(); err != nil {
 		return err
 	}
 	if c.JSON {
@@ -224,6 +230,9 @@ Global flags:
   --workspace DIR    use this .diagnostics directory instead of discovering one
   -C, --project-root DIR   start workspace discovery (and init) from DIR
   --version          print the version
+  -q, --quiet        no progress and no information lines on stderr (errors still)
+  --color WHEN       colour: auto (a terminal only; NO_COLOR, TERM=dumb turn it off), always or never
+  --no-color         the same as --color=never
 
 Any other command runs fox-<command> from next to flameox or from PATH.
 Exit codes: docs/exit-codes.md.
@@ -236,6 +245,7 @@ func (c *Context) flags(name, synopsis string) *pflag.FlagSet {
 	fs := cli.NewFlags(c.Env, "flameox "+name, "usage: flameox "+name+" "+synopsis)
 	fs.BoolVar(&c.JSON, "json", c.JSON, "print the result as JSON")
 	fs.StringVar(&c.Workspace, "workspace", c.Workspace, "workspace directory")
+	c.terminalFlags(fs)
 	return fs
 }
 
@@ -243,6 +253,9 @@ func (c *Context) parse(fs *pflag.FlagSet, args []string) error {
 	err := cli.Parse(fs, args)
 	if c.JSON {
 		c.Env.Mode = cli.JSON
+	}
+	if err == nil {
+		err = c.applyTerminal()
 	}
 	return err
 }

@@ -127,7 +127,7 @@ func TestRenderers(t *testing.T) {
 		out       string
 		want, not []string
 	}{
-		{"runs-list", render(func(w *bytes.Buffer) { renderRuns(w, runs) }),
+		{"runs-list", render(func(w *bytes.Buffer) { renderRuns(w, runs, 0, false) }),
 			[]string{"bench mode=fast n=131072", "gotest", "3.542s", "91.3 MiB", "timed_out SIGKILL", "failed exit 3", "import gobench.heap", "registered (PROCESS_TIMEOUT)", "cancelled; crash_recovery (PROCESS_CANCELLED)", "…"},
 			nil},
 		{"runs-show", render(func(w *bytes.Buffer) { renderRun(w, detail) }),

@@ -36,7 +36,16 @@ func importCmd(ctx context.Context, c *Context, args []string) error {
 	svc := services.Capture(ws, c.Env.Now, c.Env.Environ)
 	var results []*capture.ImportResult
 	var importErr error
-	for _, path := range fs.Args() {
+	// On a terminal, a status line says which file is being read and for
+	// how long, with a bar when there are several (Env.ShowProgress).
+	bar := c.Env.StartProgress("importing", 0)
+	defer bar.Stop()
+	for i, path := range fs.Args() {
+		if fs.NArg() > 1 {
+			bar.Update("importing "+path, int64(i), int64(fs.NArg()))
+		} else {
+			bar.Update("importing "+path, 0, 0)
+		}
 		req := imp
 		req.Path = path
 		req.RequestedBy = "cli"
@@ -65,7 +74,9 @@ func importCmd(ctx context.Context, c *Context, args []string) error {
 	if len(refs) == 0 {
 		return importErr
 	}
+	bar.Update("publishing", 0, 0)
 	pub, err := svc.PublishQuarantining(ctx, publish.For(c.publisher(ws)), refs)
+	bar.Stop()
 	if err != nil {
 		return err
 	}
@@ -134,7 +145,7 @@ func runsList(ctx context.Context, c *Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.emit(res, func(w io.Writer) { renderRuns(w, res) })
+	return c.emit(res, func(w io.Writer) { renderRuns(w, res, c.Env.StdoutColumns, c.Env.ColorStdout()) })
 }
 
 // whatWidth bounds the WORKLOAD column of runs list (a workload and its
@@ -146,15 +157,34 @@ const whatWidth = 48
 // others (the workload and its parameter values or the imported file, the
 // adapter, the outcome with its exit code or signal, wall time, peak RSS,
 // the benchmark count) and its capture state.
-func renderRuns(w io.Writer, res *query.RunList) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tCREATED\tWORKLOAD\tADAPTER\tOUTCOME\tWALL\tPEAK RSS\tBENCH\tSTATE")
-	for _, r := range res.Runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.RunID, r.CreatedAt.Format("2006-01-02 15:04:05"),
-			cli.Cut(runWhat(r), whatWidth), cli.Name(orDash(r.Adapter)), runOutcome(r.RunType, r.ExecutionStatus, r.ExitCode, r.Signal),
-			optNs(r.WallTimeNs), optBytes(r.PeakRSSBytes), optCount(r.BenchmarkCount), cli.Name(runState(r)))
+//
+// On a terminal (width > 0: its columns) the table fits the line: BENCH,
+// PEAK RSS, ADAPTER, WALL and CREATED are left out, in that order, as far
+// as needed (a line then says which), and WORKLOAD and STATE are cut in
+// the middle; run ids and outcomes are never cut. In a pipe (width 0)
+// every column is printed, so grep and logs see each value.
+func renderRuns(w io.Writer, res *query.RunList, width int, color bool) {
+	t := &cli.Table{
+		Header:  []string{"RUN", "CREATED", "WORKLOAD", "ADAPTER", "OUTCOME", "WALL", "PEAK RSS", "BENCH", "STATE"},
+		Flex:    []int{2, 8},
+		Drop:    []int{7, 6, 3, 5, 1},
+		MinFlex: 8,
+		Max:     []int{2: whatWidth},
 	}
-	tw.Flush()
+	for _, r := range res.Runs {
+		t.Rows = append(t.Rows, []string{r.RunID, r.CreatedAt.Format("2006-01-02 15:04:05"),
+			runWhat(r), orDash(r.Adapter), runOutcome(r.RunType, r.ExecutionStatus, r.ExitCode, r.Signal),
+			optNs(r.WallTimeNs), optBytes(r.PeakRSSBytes), optCount(r.BenchmarkCount), runState(r)})
+	}
+	t.Color = func(row, col int) cli.Style {
+		if col == 4 {
+			return outcomeStyle(t.Rows[row][4])
+		}
+		return ""
+	}
+	if dropped, _ := t.Write(w, width, color); len(dropped) > 0 {
+		fmt.Fprintf(w, "left out to fit: %s (--json has all)\n", strings.Join(dropped, ", "))
+	}
 	footer(w, res.Returned, res.Total, res.Truncated, res.Cursor)
 }
 
