@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -75,6 +76,12 @@ func TestRenderPictureTool(t *testing.T) {
 				t.Fatalf("the image block is no PNG (%s): %v", img.MIMEType, err)
 			}
 		}
+	}
+	// The result is flameox render comparison --json's.
+	got := mcpResult(t, c, "render_picture", map[string]any{"kind": "comparison", "inputs": ids, "output": "same.svg"})
+	want := porcelainJSON(t, dir, "render", "comparison", ids[0], ids[1], "-o", "same.svg")
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("render_picture differs from flameox render comparison --json\nMCP: %v\nCLI: %v", got, want)
 	}
 	env := c.fails("render_picture", map[string]any{"kind": "comparison", "inputs": ids, "output": "../escape.svg"}, "INVALID_ARGUMENTS")
 	if !strings.Contains(env.Error.Message, "outside the project root") {
