@@ -113,7 +113,7 @@ func ComparisonOf(ctx context.Context, ws *workspace.Workspace, req ComparisonRe
 	case len(in) == 2 && runSetID.MatchString(in[0]) && runSetID.MatchString(in[1]):
 		s := req.Sets
 		s.Baseline, s.Candidate = in[0], in[1]
-		return setsComparison(ctx, ws, s, []string{"baseline", "candidate"})
+		return setsComparison(ctx, ws, s, []string{"baseline", "candidate"}, []string{s.Baseline, s.Candidate})
 	case len(in) == 2 && (runSetID.MatchString(in[0]) || runSetID.MatchString(in[1])):
 		return nil, "", nil, fault.New(fault.InvalidArguments, "a comparison takes two runs or two run sets, not one of each").With("field", "inputs")
 	case len(in) == 2:
@@ -224,11 +224,9 @@ func eligible(m query.SetMember) bool {
 // medians (the eligible members, as the comparison counts them), their
 // median with its order-statistic interval, and each candidate's paired
 // ratio against the first set with its interval and decision.
-func setsComparison(ctx context.Context, ws *workspace.Workspace, req compare.ConfirmRequest, labels []string) (*ComparisonChart, string, []string, error) {
-	ids := []string{req.Baseline, req.Candidate}
-	if len(labels) > 2 {
-		ids = labels[len(labels)/2:] // experimentComparison passes labels then ids
-		labels = labels[:len(labels)/2]
+func setsComparison(ctx context.Context, ws *workspace.Workspace, req compare.ConfirmRequest, labels, ids []string) (*ComparisonChart, string, []string, error) {
+	if len(ids) < 2 || len(labels) != len(ids) {
+		return nil, "", nil, fault.New(fault.InvalidArguments, "a comparison of run sets needs two or more, each with a label")
 	}
 	var c *ComparisonChart
 	var commit string
@@ -304,7 +302,7 @@ func experimentComparison(ctx context.Context, ws *workspace.Workspace, id strin
 		return nil, "", nil, fault.New(fault.InvalidArguments, "experiment %s declares no primary metric to compare on", id)
 	}
 	req := compare.ConfirmRequest{Metric: e.PrimaryMetric, Polarity: e.Polarity, Threshold: e.PracticalThreshold, Confidence: e.ConfidenceLevel}
-	return setsComparison(ctx, ws, req, append(labels, ids...))
+	return setsComparison(ctx, ws, req, labels, ids)
 }
 
 // experimentSets are an experiment's run sets in its variants' order,

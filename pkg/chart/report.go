@@ -117,7 +117,7 @@ func experimentPictures(ctx context.Context, ws *workspace.Workspace, e query.Ex
 		p.ComparisonNote = "no comparison picture: no primary metric declared"
 	default:
 		req := compare.ConfirmRequest{Metric: e.PrimaryMetric, Polarity: e.Polarity, Threshold: e.PracticalThreshold, Confidence: e.ConfidenceLevel}
-		c, _, _, err := setsComparison(ctx, ws, req, append(labels, ids...))
+		c, _, _, err := setsComparison(ctx, ws, req, labels, ids)
 		if err == nil {
 			p.Effects = c.Effects
 			for _, id := range ids[1:] {
