@@ -82,7 +82,7 @@ func startBrowser(t *testing.T, ctx context.Context) *browser {
 		// One renderer for a page and its frames, so that a frame's
 		// console and requests reach the page's session.
 		"--disable-site-isolation-trials", "--disable-features=IsolateOrigins,site-per-process,Translate,MediaRouter",
-		"--hide-scrollbars", "about:blank"}
+		"--hide-scrollbars", "--disable-dev-shm-usage", "about:blank"}
 	if os.Geteuid() == 0 {
 		args = append(args, "--no-sandbox") // chromium refuses its sandbox to root
 	}
