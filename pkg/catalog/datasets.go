@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/flameox/flameox/pkg/corpus"
+	"github.com/flameox/flameox/pkg/durable"
 	"github.com/flameox/flameox/pkg/fault"
 )
 
@@ -26,6 +28,10 @@ type Dataset struct {
 	Rows        map[string]int64 // per table, from the manifest; may be nil
 }
 
+// DefaultDatasetMemoryLimitBytes is OpenDatasets' memory budget: a fleet
+// query reads many corpora at once.
+const DefaultDatasetMemoryLimitBytes = 2 << 30
+
 // Columns every dataset view adds: which corpus a row came from.
 const (
 	ColumnWorkspaceID = "corpus_workspace_id"
@@ -37,12 +43,14 @@ const (
 // table over all of them (rows tagged with corpus_workspace_id and
 // corpus_commit_id, columns matched by name so that corpora of older
 // minors read with the newer columns null) and the *_current views, kept
-// per corpus. Nothing is spilled: an export directory is only read, so
-// a query past the memory budget fails with QUERY_BUDGET_EXCEEDED.
+// per corpus. A query past the memory budget spills into a private
+// directory under os.TempDir (an export directory is only read).
 // The same curated-SQL rule as Open holds: callers run only Query values
 // written in this repository.
 func OpenDatasets(ctx context.Context, sets []Dataset, opts Options) (*Reader, error) {
-	opts.NoSpill = true
+	if opts.MemoryLimitBytes <= 0 {
+		opts.MemoryLimitBytes = DefaultDatasetMemoryLimitBytes
+	}
 	opts = opts.withDefaults()
 	ids := make([]string, 0, len(sets))
 	perTable := map[string][]int{} // table -> indexes of sets that have it
@@ -69,6 +77,15 @@ func OpenDatasets(ctx context.Context, sets []Dataset, opts Options) (*Reader, e
 		}
 	}
 	r := &Reader{snap: &corpus.Snapshot{Commit: corpus.Commit{CommitID: strings.Join(ids, ",")}}, opts: opts, rows: map[string]int64{}}
+	var err error
+	if !opts.NoSpill {
+		// Spill into a private directory of the system's temporary
+		// directory (created by DuckDB only when it spills, removed on
+		// Close), never into an export directory: those are only read.
+		if r.tempDir, err = filepath.Abs(filepath.Join(os.TempDir(), "flameox-fleet-"+durable.RandomHex(8))); err != nil {
+			return nil, fault.Wrap(fault.InternalError, err, "resolve temp directory")
+		}
+	}
 	tables := make([]string, 0, len(perTable))
 	for t := range perTable {
 		tables = append(tables, t)
@@ -150,8 +167,15 @@ func (r *Reader) setupDatasets(ctx context.Context, allowed []string, sets []Dat
 		if len(order) == 0 {
 			order = []string{"1"}
 		}
-		fmt.Fprintf(&b, "CREATE VIEW %s AS SELECT * FROM %s QUALIFY row_number() OVER (PARTITION BY %s, %s ORDER BY %s) = 1;\n",
-			ident(v.Name), ident(v.Table), ColumnWorkspaceID, v.Key, strings.Join(order, ", "))
+		// As Open's views, only keys with several rows are windowed;
+		// keys are compared by a 64-bit hash of (corpus, key), so finding
+		// them groups integers, not strings, and a hash collision only
+		// sends a unique key through the exact window too.
+		key := fmt.Sprintf("hash(%s, %s)", ColumnWorkspaceID, v.Key)
+		fmt.Fprintf(&b, "CREATE VIEW %[1]s AS WITH dups AS MATERIALIZED (SELECT %[3]s AS h FROM %[2]s GROUP BY h HAVING count(*) > 1) "+
+			"SELECT * FROM %[2]s WHERE %[3]s NOT IN (SELECT h FROM dups) UNION ALL "+
+			"SELECT * FROM (SELECT * FROM %[2]s WHERE %[3]s IN (SELECT h FROM dups)) QUALIFY row_number() OVER (PARTITION BY %[4]s, %[5]s ORDER BY %[6]s) = 1;\n",
+			ident(v.Name), ident(v.Table), key, ColumnWorkspaceID, v.Key, strings.Join(order, ", "))
 	}
 	if b.Len() > 0 {
 		if _, err := c.ExecContext(ctx, b.String()); err != nil {

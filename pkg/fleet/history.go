@@ -113,22 +113,35 @@ type Change struct {
 	Warnings    []string `json:"warnings,omitempty"`
 }
 
-// qHistory reads every value of a metric for one workload with its run's
-// environment and source state, oldest run first. It reads the same view
-// names from a workspace snapshot and from exports (where source states
-// of two corpora may share an id: content-addressed, the same state).
-var qHistory = catalog.Query{Name: "fleet.history", Version: "1", SQL: `
+// historySQL reads every value of a metric for one workload with its
+// run's environment and source state, oldest run first. It reads the
+// same view names from a workspace snapshot and from exports; over
+// exports (corpus set) a measurement joins its run within its own corpus,
+// and source states of two corpora may share an id (content-addressed:
+// the same state).
+func historySQL(corpus bool) string {
+	on := "r.run_id = m.run_id"
+	if corpus {
+		on = "r." + catalog.ColumnWorkspaceID + " = m." + catalog.ColumnWorkspaceID + " AND " + on
+	}
+	return `
 SELECT coalesce(r.environment_id, ''), CASE WHEN starts_with(m.name, 'gobench.') THEN coalesce(m.worker_id, '') ELSE '' END,
        coalesce(m.subject, ''), m.unit, coalesce(r.source_state_id, ''), coalesce(s.head_commit, ''), coalesce(s.clean, false),
        r.run_id, r.created_at, coalesce(m.value_float, m.value_int::DOUBLE)
 FROM measurements_current m
-JOIN runs_current r ON r.run_id = m.run_id
+JOIN runs_current r ON ` + on + `
 LEFT JOIN (SELECT source_state_id, any_value(head_commit) AS head_commit, bool_and(identity_quality = 'clean') AS clean
            FROM source_states_current GROUP BY source_state_id) s ON s.source_state_id = r.source_state_id
 WHERE m.name = $1 AND r.workload_name = $2 AND ($3 = '' OR m.subject = $3) AND ($4 = '' OR r.environment_id = $4)
   AND NOT m.is_warmup AND coalesce(m.value_float, m.value_int::DOUBLE) IS NOT NULL
 ORDER BY r.created_at, r.run_id, coalesce(m.value_index, 0)
-LIMIT $5`}
+LIMIT $5`
+}
+
+var (
+	qHistory       = catalog.Query{Name: "fleet.history", Version: "1", SQL: historySQL(false)}
+	qHistoryExport = catalog.Query{Name: "fleet.history_exports", Version: "1", SQL: historySQL(true)}
+)
 
 var historyTables = []string{"runs_current", "measurements_current", "source_states_current"}
 
@@ -155,7 +168,9 @@ func MetricHistory(ctx context.Context, ws *workspace.Workspace, req HistoryRequ
 		Alpha: alpha, Threshold: req.Threshold, Series: []Series{}, Warnings: []string{}, Order: OrderFirstMeasured}
 	args := []any{req.Metric, req.Workload, req.Benchmark, strings.TrimSpace(req.Environment), MaxHistoryValues + 1}
 	var r *catalog.Reader
+	q := qHistory
 	if len(req.From) > 0 {
+		q = qHistoryExport
 		cs, warnings, err := readExports(req.From)
 		if err != nil {
 			return nil, err
@@ -190,7 +205,7 @@ func MetricHistory(ctx context.Context, ws *workspace.Workspace, req HistoryRequ
 	points := map[seriesKey]map[string]*Point{}
 	var keys []seriesKey
 	count := 0
-	err = r.Scan(ctx, qHistory, args, func(rows *sql.Rows) error {
+	err = r.Scan(ctx, q, args, func(rows *sql.Rows) error {
 		for rows.Next() {
 			var k seriesKey
 			var state, head, runID string

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -183,5 +184,44 @@ func TestQueriesListed(t *testing.T) {
 		if !seen[want] {
 			t.Errorf("no query %s", want)
 		}
+	}
+}
+
+// TestFleetQueryCurrentRows: a run's revisions count once, at the newest
+// (here: failed after it had succeeded), and a measurement published
+// twice is one value.
+func TestFleetQueryCurrentRows(t *testing.T) {
+	b := newBench()
+	b.env("env-1", "linux", "CPU")
+	b.state("ss-1", "1111111111111111111111111111111111111111")
+	id := b.run("env-1", "ss-1", "scan", "succeeded", "BenchmarkScan", "sec/op", 1, 2, 3)
+	b.run("env-1", "ss-1", "scan", "succeeded", "BenchmarkScan", "sec/op", 4)
+	rev := maps.Clone(b.data[schema.Runs][0])
+	rev["revision"], rev["execution_status"], rev["capture_status"] = int32(2), "failed", "failed"
+	b.data[schema.Runs] = append(b.data[schema.Runs], rev)
+	b.data[schema.Measurements] = append(b.data[schema.Measurements], maps.Clone(b.data[schema.Measurements][0]))
+	dir := t.TempDir()
+	exported(t, dir, b.data)
+	ctx := context.Background()
+	res, err := Query(ctx, QueryRequest{From: []string{dir}, Name: "runs_per_environment"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 1 || res.Rows[0][5] != int64(2) || res.Rows[0][6] != int64(1) {
+		t.Errorf("runs per environment: %v", res.Rows)
+	}
+	res, err = Query(ctx, QueryRequest{From: []string{dir}, Name: "failures_by_environment"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 1 || res.Rows[0][6] != int64(1) || res.Rows[0][9] != id {
+		t.Errorf("failures: %v", res.Rows)
+	}
+	res, err = Query(ctx, QueryRequest{From: []string{dir}, Name: "metric_history", Params: map[string]string{"metric": "gobench.sec/op"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 1 || res.Rows[0][7] != int64(4) || res.Rows[0][6] != int64(2) {
+		t.Errorf("metric history: %v", res.Rows)
 	}
 }
