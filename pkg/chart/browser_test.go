@@ -384,7 +384,7 @@ func (p *page) screenshot(ctx context.Context, save string) {
 }
 
 // flameSVG draws the sample profile's flame graph.
-func flameSVG(t *testing.T) []byte {
+func flameSVG(t *testing.T, icicle bool) []byte {
 	f, err := os.Open("testdata/google-pprof__sample.cpu.pb.gz")
 	if err != nil {
 		t.Fatal(err)
@@ -400,7 +400,7 @@ func flameSVG(t *testing.T) []byte {
 	}
 	root, _ := profile.FlameTree(prof.P, si)
 	var buf bytes.Buffer
-	if _, err := profile.WriteFlameGraph(&buf, root, profile.FlameOptions{Title: "Flame Graph", Unit: prof.P.SampleType[si].Unit}); err != nil {
+	if _, err := profile.WriteFlameGraph(&buf, root, profile.FlameOptions{Title: "Flame Graph", Unit: prof.P.SampleType[si].Unit, Icicle: icicle}); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -417,7 +417,7 @@ func TestBrowser(t *testing.T) {
 		}
 		return filepath.Join(save, name+".screenshot.png")
 	}
-	flame := flameSVG(t)
+	flame := flameSVG(t, false)
 	cmp, err := Comparison(sampleComparison(), SVG)
 	if err != nil {
 		t.Fatal(err)
@@ -442,7 +442,7 @@ func TestBrowser(t *testing.T) {
 	if bytes.Equal(spoiled, report) {
 		t.Fatal("the report's policy names no script hash")
 	}
-	files := map[string][]byte{"flame.svg": flame, "comparison.svg": cmp, "report.html": report, "bad.html": bad, "spoiled.html": spoiled}
+	files := map[string][]byte{"flame.svg": flame, "icicle.svg": flameSVG(t, true), "comparison.svg": cmp, "report.html": report, "bad.html": bad, "spoiled.html": spoiled}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
@@ -465,28 +465,29 @@ func TestBrowser(t *testing.T) {
 			t.Error("a report whose policy refuses the flame graph's script loads without a problem")
 		}
 	})
-	t.Run("flamegraph", func(t *testing.T) {
-		b.t = t
-		p := b.open(ctx, 1300, 900)
-		p.load(ctx, filepath.Join(dir, "flame.svg"))
-		// Search: the Search button asks for a regular expression.
-		var frames int
-		p.eval(ctx, `window.prompt = () => "busyLoop"; document.querySelectorAll("g.f").length`, &frames)
-		p.clickOn(ctx, "#search")
-		var s struct {
-			Matched string
-			N       int
-		}
-		p.eval(ctx, `({Matched: document.getElementById("matched").textContent, N: document.querySelectorAll("g.f.match").length})`, &s)
-		if s.N == 0 || !strings.HasPrefix(s.Matched, "Matched: ") || s.Matched == "Matched: 0.0%" {
-			t.Errorf("search for busyLoop: %d frames matched, %q", s.N, s.Matched)
-		}
-		// Click-to-zoom: a narrow frame, clicked, fills the width.
-		var z struct {
-			Sel    string
-			W, Max float64
-		}
-		p.eval(ctx, `(() => {
+	for _, name := range []string{"flame", "icicle"} {
+		t.Run(name, func(t *testing.T) {
+			b.t = t
+			p := b.open(ctx, 1300, 900)
+			p.load(ctx, filepath.Join(dir, name+".svg"))
+			// Search: the Search button asks for a regular expression.
+			var frames int
+			p.eval(ctx, `window.prompt = () => "busyLoop"; document.querySelectorAll("g.f").length`, &frames)
+			p.clickOn(ctx, "#search")
+			var s struct {
+				Matched string
+				N       int
+			}
+			p.eval(ctx, `({Matched: document.getElementById("matched").textContent, N: document.querySelectorAll("g.f.match").length})`, &s)
+			if s.N == 0 || !strings.HasPrefix(s.Matched, "Matched: ") || s.Matched == "Matched: 0.0%" {
+				t.Errorf("search for busyLoop: %d frames matched, %q", s.N, s.Matched)
+			}
+			// Click-to-zoom: a narrow frame, clicked, fills the width.
+			var z struct {
+				Sel    string
+				W, Max float64
+			}
+			p.eval(ctx, `(() => {
 			const svg = document.documentElement, pad = +svg.getAttribute("data-pad"), W = +svg.getAttribute("width") - 2 * pad;
 			const gs = Array.from(document.querySelectorAll("g.f"));
 			const i = gs.findIndex(g => { const r = g.querySelector("rect").getBoundingClientRect();
@@ -494,31 +495,32 @@ func TestBrowser(t *testing.T) {
 			gs.forEach((g, j) => g.setAttribute("data-test", j));
 			return {Sel: i < 0 ? "" : "g.f[data-test='" + i + "'] rect", W: i < 0 ? 0 : +gs[i].querySelector("rect").getAttribute("width"), Max: W};
 		})()`, &z)
-		if z.Sel == "" {
-			t.Fatal("no narrow frame in view to zoom into")
-		}
-		p.clickOn(ctx, z.Sel)
-		var after struct {
-			W            float64
-			Hidden       int
-			ResetVisible bool
-		}
-		p.eval(ctx, `({W: +document.querySelector(`+jsString(z.Sel)+`).getAttribute("width"), Hidden: document.querySelectorAll("g.f.hidden").length,
+			if z.Sel == "" {
+				t.Fatal("no narrow frame in view to zoom into")
+			}
+			p.clickOn(ctx, z.Sel)
+			var after struct {
+				W            float64
+				Hidden       int
+				ResetVisible bool
+			}
+			p.eval(ctx, `({W: +document.querySelector(`+jsString(z.Sel)+`).getAttribute("width"), Hidden: document.querySelectorAll("g.f.hidden").length,
 			ResetVisible: !document.getElementById("reset").classList.contains("hidden")})`, &after)
-		if after.W < z.Max-0.5 || after.Hidden == 0 || !after.ResetVisible {
-			t.Errorf("zoom: frame %g px wide of %g after the click (was %g), %d frames hidden, reset shown %v", after.W, z.Max, z.W, after.Hidden, after.ResetVisible)
-		}
-		p.screenshot(ctx, shot("flame"))
-		p.clickOn(ctx, "#reset")
-		var reset float64
-		p.eval(ctx, `+document.querySelector(`+jsString(z.Sel)+`).getAttribute("width")`, &reset)
-		if reset != z.W {
-			t.Errorf("reset zoom: the frame is %g px wide, was %g", reset, z.W)
-		}
-		for _, pr := range p.problems() {
-			t.Error(pr)
-		}
-	})
+			if after.W < z.Max-0.5 || after.Hidden == 0 || !after.ResetVisible {
+				t.Errorf("zoom: frame %g px wide of %g after the click (was %g), %d frames hidden, reset shown %v", after.W, z.Max, z.W, after.Hidden, after.ResetVisible)
+			}
+			p.screenshot(ctx, shot(name))
+			p.clickOn(ctx, "#reset")
+			var reset float64
+			p.eval(ctx, `+document.querySelector(`+jsString(z.Sel)+`).getAttribute("width")`, &reset)
+			if reset != z.W {
+				t.Errorf("reset zoom: the frame is %g px wide, was %g", reset, z.W)
+			}
+			for _, pr := range p.problems() {
+				t.Error(pr)
+			}
+		})
+	}
 	t.Run("comparison", func(t *testing.T) {
 		b.t = t
 		p := b.open(ctx, 900, 700)
