@@ -103,9 +103,7 @@ func (r *Reader) CopyPartitioned(ctx context.Context, c PartitionedCopy) ([]Writ
 	defer conn.Close()
 	qctx, cancel := context.WithTimeout(ctx, r.opts.QueryTimeout)
 	defer cancel()
-	view := fmt.Sprintf("CREATE OR REPLACE VIEW new_rows AS SELECT * FROM read_parquet(%s, union_by_name=true, hive_partitioning=false, filename=false)",
-		sqlList(append([]string{anchor}, c.Paths...)))
-	if _, err := conn.ExecContext(qctx, view); err != nil {
+	if _, err := conn.ExecContext(qctx, newRowsView(anchor, c.Paths)); err != nil {
 		return nil, r.queryErr(ctx, qctx, q, err)
 	}
 	opts := []string{"FORMAT parquet", "COMPRESSION zstd", "PARTITION_BY (" + strings.Join(c.PartitionBy, ", ") + ")",
@@ -268,4 +266,31 @@ func OpenDirectory(ctx context.Context, dir string, opts Options) (*Reader, erro
 		}
 	}
 	return r, nil
+}
+
+// newRowsView defines new_rows over paths, the table's anchor first.
+func newRowsView(anchor string, paths []string) string {
+	return fmt.Sprintf("CREATE OR REPLACE VIEW new_rows AS SELECT * FROM read_parquet(%s, union_by_name=true, hive_partitioning=false, filename=false)",
+		sqlList(append([]string{anchor}, paths...)))
+}
+
+// ScanRows runs a curated query over the view new_rows defined over paths
+// (live files of table in the pinned commit) and the snapshot's views, on
+// a Reader from OpenExport.
+func (r *Reader) ScanRows(ctx context.Context, q Query, table string, paths []string, fn func(*sql.Rows) error) error {
+	t, ok := schema.Lookup(table)
+	if !ok || r.writeDir == "" {
+		return fault.New(fault.InternalError, "ScanRows of %q needs a known table and a Reader from OpenExport", table)
+	}
+	if err := r.checkLive(table, paths); err != nil {
+		return err
+	}
+	anchor, err := filepath.Abs(corpus.AnchorPath(r.snap.Root, t))
+	if err != nil {
+		return fault.Wrap(fault.WorkspaceInvalid, err, "resolve anchor path")
+	}
+	if _, err := r.db.ExecContext(ctx, newRowsView(anchor, paths)); err != nil {
+		return r.queryErr(ctx, ctx, q, err)
+	}
+	return r.Scan(ctx, q, nil, fn)
 }

@@ -89,26 +89,36 @@ func sparkPython(t *testing.T) string {
 	return py
 }
 
-// TestSparkReadsTheExport runs Apache Spark in local mode over an export:
-// every table's row count and values equal flameox's on the source
-// corpus, the partitions are discovered with their types, and a newer
-// minor's extra column reads with mergeSchema.
+// TestSparkReadsTheExport runs Apache Spark in local mode over an export
+// of two workspaces, one exported with whole evidence files, the other
+// rewritten by DuckDB: every table's row count and values equal flameox's
+// on the source corpus, the partitions are discovered with their types,
+// and a newer minor's extra column reads with mergeSchema.
 func TestSparkReadsTheExport(t *testing.T) {
 	if testing.Short() {
 		t.Skip("Spark starts a JVM")
 	}
 	py := sparkPython(t)
-	p := newProject(t)
 	dir := filepath.Join(t.TempDir(), "export")
-	res := export(t, p, dir, "--include-sensitive")
-	runID := addNewerMinorPart(t, p, dir, res)
+	a, b := newProject(t), newProject(t)
+	resA := export(t, a, dir, "--include-sensitive")
+	restore := fleet.SetForceRewrite(true)
+	resB := export(t, b, dir, "--include-sensitive")
+	restore()
+	runID := addNewerMinorPart(t, a, dir, resA)
 
-	snap, err := corpus.PinCommit(p.ws.Root, res.CommitID)
-	if err != nil {
-		t.Fatal(err)
+	tables := map[string]bool{}
+	for _, res := range []*fleet.ExportResult{resA, resB} {
+		for table := range res.Tables {
+			tables[table] = true
+		}
 	}
-	tables := snap.Tables()
-	cmd := exec.Command(py, append([]string{testdata(t, "spark_read.py"), dir, res.WorkspaceID}, tables...)...)
+	names := make([]string, 0, len(tables))
+	for table := range tables {
+		names = append(names, table)
+	}
+	slices.Sort(names)
+	cmd := exec.Command(py, append([]string{testdata(t, "spark_read.py"), dir, resA.WorkspaceID + "," + resB.WorkspaceID}, names...)...)
 	cmd.Env = append(os.Environ(), "PYSPARK_PYTHON="+py, "SPARK_LOCAL_IP=127.0.0.1")
 	out, err := cmd.Output()
 	if err != nil {
@@ -118,7 +128,7 @@ func TestSparkReadsTheExport(t *testing.T) {
 		}
 		t.Fatalf("spark: %v\n%s", err, msg)
 	}
-	var got map[string]struct {
+	var got map[string]map[string]struct {
 		Rows           int64             `json:"rows"`
 		Column         string            `json:"column"`
 		Sample         []string          `json:"sample"`
@@ -129,45 +139,60 @@ func TestSparkReadsTheExport(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("spark output %q: %v", out, err)
 	}
-	src, err := catalog.Open(context.Background(), snap, catalog.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	for _, table := range tables {
-		g := got[table]
-		want := scan(t, src, fmt.Sprintf(`SELECT CAST(%s AS VARCHAR) FROM %s`, g.Column, table))
-		var sample []string
-		for _, w := range want {
-			sample = append(sample, w[0])
+	for _, c := range []struct {
+		p     *project
+		res   *fleet.ExportResult
+		extra string // the run the newer minor's part copies, or ""
+	}{{a, resA, runID}, {b, resB, ""}} {
+		snap, err := corpus.PinCommit(c.p.ws.Root, c.res.CommitID)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if table == "runs" {
-			sample = append(sample, runID) // the newer minor's copy
+		src, err := catalog.Open(context.Background(), snap, catalog.Options{})
+		if err != nil {
+			t.Fatal(err)
 		}
-		slices.Sort(sample)
-		if g.Rows != int64(len(sample)) || !slices.Equal(g.Sample, sample) {
-			t.Errorf("%s: Spark reads %d rows (%s: %.5v), flameox %d (%.5v)", table, g.Rows, g.Column, g.Sample, len(sample), sample)
+		defer src.Close()
+		mine := got[c.res.WorkspaceID]
+		for _, table := range snap.Tables() {
+			g := mine[table]
+			var sample []string
+			for _, w := range scan(t, src, fmt.Sprintf(`SELECT CAST(%s AS VARCHAR) FROM %s`, g.Column, table)) {
+				sample = append(sample, w[0])
+			}
+			if table == "runs" && c.extra != "" {
+				sample = append(sample, c.extra)
+			}
+			slices.Sort(sample)
+			if g.Rows != int64(len(sample)) || !slices.Equal(g.Sample, sample) {
+				t.Errorf("workspace %s, %s: Spark reads %d rows (%s: %.5v), flameox %d (%.5v)", c.res.WorkspaceID, table, g.Rows, g.Column, g.Sample, len(sample), sample)
+			}
+			if g.PartitionTypes["workspace_id"] != "string" || g.PartitionTypes["date"] != "date" {
+				t.Errorf("%s: Spark's partition types %v, want workspace_id string and date date", table, g.PartitionTypes)
+			}
 		}
-		if g.PartitionTypes["workspace_id"] != "string" || g.PartitionTypes["date"] != "date" {
-			t.Errorf("%s: Spark's partition types %v, want workspace_id string and date date", table, g.PartitionTypes)
+		var values []string
+		for _, r := range scan(t, src, `SELECT run_id, revision, execution_status, coalesce(CAST(wall_time_ns AS VARCHAR), 'None') FROM runs ORDER BY run_id, revision`) {
+			values = append(values, strings.Join(r, "|"))
 		}
-	}
-	var values []string
-	for _, r := range scan(t, src, `SELECT run_id, revision, execution_status, coalesce(CAST(wall_time_ns AS VARCHAR), 'None') FROM runs ORDER BY run_id, revision`) {
-		values = append(values, strings.Join(r, "|"))
-	}
-	values = append(values, "") // placeholder for the copy, matched below
-	for _, v := range values {
-		if strings.HasPrefix(v, runID+"|") {
-			values[len(values)-1] = v
-			break
+		if c.extra != "" {
+			for _, v := range values {
+				if strings.HasPrefix(v, c.extra+"|") {
+					values = append(values, v) // the newer minor's copy
+					break
+				}
+			}
 		}
-	}
-	slices.Sort(values)
-	if !slices.Equal(got["runs"].Values, values) {
-		t.Errorf("runs values in Spark:\n%v\nflameox:\n%v", got["runs"].Values, values)
-	}
-	if n := got["runs"].ExtraNote; n == nil || *n != 1 {
-		t.Errorf("Spark with mergeSchema: extra_note has %v values, want 1", n)
+		slices.Sort(values)
+		if !slices.Equal(mine["runs"].Values, values) {
+			t.Errorf("workspace %s: runs values in Spark:\n%v\nflameox:\n%v", c.res.WorkspaceID, mine["runs"].Values, values)
+		}
+		want := int64(0)
+		if c.extra != "" {
+			want = 1
+		}
+		if n := mine["runs"].ExtraNote; n == nil || *n != want {
+			t.Errorf("workspace %s: Spark with mergeSchema: extra_note has %v values, want %d", c.res.WorkspaceID, n, want)
+		}
 	}
 }

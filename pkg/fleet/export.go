@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -397,9 +399,10 @@ func cleanInterrupted(dir, wsID string, man *Manifest) ([]string, error) {
 type tablePlan struct {
 	table    *schema.Table
 	paths    []string
-	filter   []string // rows of these generations are in DIR already (or left out by --since)
-	consumed []string // generation ids to record
-	compact  bool     // some file is a compaction's (rows of other generations inside)
+	files    []corpus.GenerationFile // beside paths: size, digest, rows, schema minor
+	filter   []string                // rows of these generations are in DIR already (or left out by --since)
+	consumed []string                // generation ids to record
+	compact  bool                    // some file is a compaction's (rows of other generations inside)
 }
 
 func planTables(snap *corpus.Snapshot, man *Manifest, tables []*schema.Table, since map[string]bool) []*tablePlan {
@@ -421,6 +424,7 @@ func planTables(snap *corpus.Snapshot, man *Manifest, tables []*schema.Table, si
 			for _, f := range g.Files {
 				if f.Table == t.Name {
 					p.paths = append(p.paths, filepath.Join(snap.Root, filepath.FromSlash(f.Path)))
+					p.files = append(p.files, f)
 					has = true
 				}
 			}
@@ -499,9 +503,29 @@ func stage(ctx context.Context, snap *corpus.Snapshot, plans []*tablePlan, stagi
 				}
 			}
 		}
+		whole, rewrite, err := splitWhole(ctx, r, p, sensitive)
+		if err != nil {
+			return nil, err
+		}
+		for i, w := range whole {
+			dst := filepath.Join(staging, p.table.Name+"-whole", strconv.Itoa(i)+".parquet")
+			sum, size, err := copySync(w.path, dst)
+			if err != nil {
+				return nil, err
+			}
+			if sum != w.file.SHA256 || size != w.file.ByteLength {
+				return nil, fault.New(fault.ArtifactIntegrityFailed, "evidence file %s does not match its generation manifest", w.file.Path).With("file", w.file.Path)
+			}
+			out = append(out, stagedFile{abs: dst, ManifestFile: ManifestFile{
+				Path:  p.table.Name + "/" + PartitionWorkspace + "=" + wsID + "/" + PartitionDate + "=" + w.date + "/part-" + short + "-0.parquet",
+				Table: p.table.Name, Date: w.date, CommitID: snap.Commit.CommitID, Rows: w.file.RowCount, SHA256: sum, ByteLength: size}})
+		}
+		if len(rewrite) == 0 {
+			continue
+		}
 		tdir := filepath.Join(staging, p.table.Name)
 		files, err := r.CopyPartitioned(ctx, catalog.PartitionedCopy{
-			Table: p.table.Name, Paths: p.paths, SQL: selectSQL(p, wsID, sensitive),
+			Table: p.table.Name, Paths: rewrite, SQL: selectSQL(p, wsID, sensitive),
 			PartitionBy: []string{PartitionWorkspace, PartitionDate}, Dir: tdir, Pattern: "part-" + short + "-{i}",
 			KV: map[string]string{"flameox.table": p.table.Name, "flameox.schema": p.table.ID(),
 				"flameox.workspace_id": wsID, "flameox.commit_id": snap.Commit.CommitID, "flameox.version": version.Version()},
@@ -530,15 +554,23 @@ func stage(ctx context.Context, snap *corpus.Snapshot, plans []*tablePlan, stagi
 	return out, nil
 }
 
-// selectSQL is the curated SELECT of one table's new rows with the two
-// partition columns.
-func selectSQL(p *tablePlan, wsID string, sensitive bool) string {
+// rowSQL is the curated text that places and filters one table's new
+// rows: the FROM clause over new_rows (n) with the run dates joined, the
+// time whose day is the date partition, the conditions a row must meet to
+// be exported, and the REPLACE list of redacted columns.
+type rowSQL struct {
+	from, when, replace string
+	keep, redacted      []string
+}
+
+func rowParts(p *tablePlan, sensitive bool) rowSQL {
 	t := p.table
 	has := func(c string) bool { return t.Index(c) >= 0 }
+	var r rowSQL
 	var when []string
-	from := "new_rows n"
+	r.from = "new_rows n"
 	if has("run_id") {
-		from += " LEFT JOIN export_run_dates rd ON rd.run_id = n.run_id"
+		r.from += " LEFT JOIN export_run_dates rd ON rd.run_id = n.run_id"
 		when = append(when, "rd.t")
 	}
 	for _, c := range timeColumns {
@@ -547,33 +579,139 @@ func selectSQL(p *tablePlan, wsID string, sensitive bool) string {
 			break
 		}
 	}
-	when = append(when, "n.published_at")
-	var where []string
+	r.when = "coalesce(" + strings.Join(append(when, "n.published_at"), ", ") + ")"
 	if len(p.filter) > 0 {
-		where = append(where, "n.evidence_generation_id NOT IN ("+strings.Join(quote(p.filter), ", ")+")")
+		r.keep = append(r.keep, "n.evidence_generation_id NOT IN ("+strings.Join(quote(p.filter), ", ")+")")
 	}
-	replace := ""
 	if !sensitive {
 		if has("artifact_id") {
-			where = append(where, "(n.artifact_id IS NULL OR n.artifact_id NOT IN (SELECT artifact_id FROM export_sensitive_artifacts))")
+			r.keep = append(r.keep, "(n.artifact_id IS NULL OR n.artifact_id NOT IN (SELECT artifact_id FROM export_sensitive_artifacts))")
 		}
 		if t.Name == "observations" {
-			where = append(where, "n.name NOT IN ("+strings.Join(quote(sensitiveObservations), ", ")+")")
+			r.keep = append(r.keep, "n.name NOT IN ("+strings.Join(quote(sensitiveObservations), ", ")+")")
 		}
 		var rs []string
 		for _, c := range redactedColumns[t.Name] {
 			rs = append(rs, "NULL::VARCHAR AS "+c)
+			r.redacted = append(r.redacted, c)
 		}
 		if len(rs) > 0 {
-			replace = " REPLACE (" + strings.Join(rs, ", ") + ")"
+			r.replace = " REPLACE (" + strings.Join(rs, ", ") + ")"
 		}
 	}
-	q := "SELECT n.*, coalesce(" + strings.Join(when, ", ") + ") AS export_row_time FROM " + from
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
+	return r
+}
+
+// forceRewrite makes every file go through DuckDB (tests cover both ways).
+var forceRewrite bool
+
+// wholeFile is an evidence file exported as it is.
+type wholeFile struct {
+	path string
+	file corpus.GenerationFile
+	date string
+}
+
+// splitWhole sorts a plan's files into those exported byte for byte and
+// those DuckDB rewrites. An evidence file is immutable and already a
+// Parquet file of the table's columns, so one whose rows all fall on one
+// day, none of which the export drops or changes, at the table's current
+// minor, becomes a part by copying it: no decoding or encoding at all.
+// Captures publish one small generation each, and a compaction's segment
+// of one day is one such file too.
+func splitWhole(ctx context.Context, r *catalog.Reader, p *tablePlan, sensitive bool) ([]wholeFile, []string, error) {
+	if forceRewrite {
+		return nil, p.paths, nil
 	}
-	return "SELECT * EXCLUDE (export_row_time)" + replace + ", " + quote([]string{wsID})[0] + " AS " + PartitionWorkspace +
+	var whole []wholeFile
+	var rewrite []string
+	q := wholeSQL(p, sensitive)
+	for i, path := range p.paths {
+		f := p.files[i]
+		if f.SchemaMinor != p.table.Minor || f.SchemaMajor != p.table.Major {
+			rewrite = append(rewrite, path)
+			continue
+		}
+		var first, last string
+		var bad int64
+		err := r.ScanRows(ctx, catalog.Query{Name: "export.whole." + p.table.Name, Version: "1", SQL: q}, p.table.Name, []string{path}, func(rows *sql.Rows) error {
+			for rows.Next() {
+				if err := rows.Scan(&first, &last, &bad); err != nil {
+					return err
+				}
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if first != "" && first == last && bad == 0 {
+			whole = append(whole, wholeFile{path: path, file: f, date: first})
+		} else {
+			rewrite = append(rewrite, path)
+		}
+	}
+	return whole, rewrite, nil
+}
+
+// copySync copies src to a new file dst (its directory created), fsyncs
+// it, and returns its digest and size.
+func copySync(src, dst string) (string, int64, error) {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", 0, fault.Wrap(fault.InternalError, err, "create %s", filepath.Dir(dst))
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return "", 0, fault.Wrap(fault.ArtifactIntegrityFailed, err, "open %s", src)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", 0, fault.Wrap(fault.InternalError, err, "create %s", dst)
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", 0, fault.Wrap(fault.InternalError, err, "copy %s", src)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// selectSQL is the curated SELECT of one table's new rows with the two
+// partition columns.
+func selectSQL(p *tablePlan, wsID string, sensitive bool) string {
+	r := rowParts(p, sensitive)
+	q := "SELECT n.*, " + r.when + " AS export_row_time FROM " + r.from
+	if len(r.keep) > 0 {
+		q += " WHERE " + strings.Join(r.keep, " AND ")
+	}
+	return "SELECT * EXCLUDE (export_row_time)" + r.replace + ", " + quote([]string{wsID})[0] + " AS " + PartitionWorkspace +
 		", CAST(export_row_time AS DATE) AS " + PartitionDate + " FROM (" + q + ")"
+}
+
+// wholeSQL asks of new_rows (one file) whether the file can be exported
+// as it is: the first and last day of its rows, and how many rows the
+// export would drop or change.
+func wholeSQL(p *tablePlan, sensitive bool) string {
+	r := rowParts(p, sensitive)
+	var bad []string
+	if len(r.keep) > 0 {
+		bad = append(bad, "NOT ("+strings.Join(r.keep, " AND ")+")")
+	}
+	for _, c := range r.redacted {
+		bad = append(bad, "n."+c+" IS NOT NULL")
+	}
+	if len(bad) == 0 {
+		bad = []string{"false"}
+	}
+	return "SELECT coalesce(CAST(min(d) AS VARCHAR), ''), coalesce(CAST(max(d) AS VARCHAR), ''), count(*) FILTER (WHERE bad) FROM (SELECT CAST(" + r.when +
+		" AS DATE) AS d, (" + strings.Join(bad, " OR ") + ") AS bad FROM " + r.from + ")"
 }
 
 func quote(ss []string) []string {
