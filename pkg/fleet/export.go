@@ -211,6 +211,13 @@ func Export(ctx context.Context, ws *workspace.Workspace, req ExportRequest, now
 				Fix("Export into another directory, or repeat the flag as the first export had it.")
 		}
 	}
+	for _, f := range man.Files {
+		fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != f.ByteLength {
+			return nil, fault.New(fault.ArtifactIntegrityFailed, "%s lists %s, which is missing or changed", res.Manifest, f.Path).With("file", f.Path).
+				Fix("Restore the file, or remove " + res.Manifest + " and the workspace's workspace_id=" + wsID + " directories to export everything again.")
+		}
+	}
 	if res.Removed, err = cleanInterrupted(dir, wsID, man); err != nil {
 		return nil, err
 	}

@@ -702,3 +702,20 @@ func TestExportCrashAtEachStep(t *testing.T) {
 		}
 	}
 }
+
+// TestExportRefusesAChangedDirectory: a part the manifest lists that was
+// deleted is reported, never silently re-counted.
+func TestExportRefusesAChangedDirectory(t *testing.T) {
+	p := newProject(t)
+	dir := filepath.Join(t.TempDir(), "export")
+	res := export(t, p, dir)
+	if err := os.Remove(filepath.Join(dir, filepath.FromSlash(res.Written[0].Path))); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	env := &cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: os.Getenv, Environ: os.Environ, Dir: p.dir, Now: time.Now}
+	err := flameox.Run(context.Background(), env, []string{"export", "corpus", "--to", dir})
+	if err == nil || !strings.Contains(err.Error(), "missing or changed") {
+		t.Errorf("export over a directory missing a listed part: %v", err)
+	}
+}
