@@ -113,7 +113,13 @@ func ScanGroups(ctx context.Context, t *Table, src string, cols []string, keep f
 	if len(groups) == 0 {
 		return nil
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 * 1024}, memory.DefaultAllocator)
+	// The record reader reserves a batch's worth of every column up front:
+	// a batch no larger than the groups read keeps a small read small.
+	var rows int64
+	for _, g := range groups {
+		rows += md.RowGroup(g).NumRows()
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: max(1, min(rows, 64*1024))}, memory.DefaultAllocator)
 	if err != nil {
 		return fmt.Errorf("schema: read %s: %w", src, err)
 	}
