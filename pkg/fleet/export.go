@@ -142,6 +142,7 @@ var exclusions = []string{
 	"rows of artifacts whose effective sensitivity is sensitive (any registration says so), in every table with artifact_id",
 	"runs.execution_identity_json (the execution identity: argv and environment)",
 	"observations " + strings.Join(sensitiveObservations, ", ") + " (argv, host name)",
+	"credentials in measurements.subject command lines (hyperfine names results by command), redacted as workload argv are",
 }
 
 // timeColumns are the columns that date a row of a table without run_id,
@@ -410,6 +411,9 @@ type tablePlan struct {
 	filter   []string                // rows of these generations are in DIR already (or left out by --since)
 	consumed []string                // generation ids to record
 	compact  bool                    // some file is a compaction's (rows of other generations inside)
+	// subjects maps the subjects (command lines) that redactCommand
+	// changes to their redacted text.
+	subjects map[string]string
 }
 
 func planTables(snap *corpus.Snapshot, man *Manifest, tables []*schema.Table, since map[string]bool) []*tablePlan {
@@ -510,6 +514,11 @@ func stage(ctx context.Context, snap *corpus.Snapshot, plans []*tablePlan, stagi
 				}
 			}
 		}
+		if !sensitive && p.table.Index("subject") >= 0 {
+			if p.subjects, err = redactedSubjects(ctx, r, p); err != nil {
+				return nil, err
+			}
+		}
 		whole, rewrite, err := splitWhole(ctx, r, p, sensitive)
 		if err != nil {
 			return nil, err
@@ -568,6 +577,7 @@ func stage(ctx context.Context, snap *corpus.Snapshot, plans []*tablePlan, stagi
 type rowSQL struct {
 	from, when, replace string
 	keep, redacted      []string
+	changed             []string // conditions of rows whose values the export changes
 }
 
 func rowParts(p *tablePlan, sensitive bool) rowSQL {
@@ -601,6 +611,19 @@ func rowParts(p *tablePlan, sensitive bool) rowSQL {
 		for _, c := range redactedColumns[t.Name] {
 			rs = append(rs, "NULL::VARCHAR AS "+c)
 			r.redacted = append(r.redacted, c)
+		}
+		if len(p.subjects) > 0 {
+			keys := make([]string, 0, len(p.subjects))
+			for k := range p.subjects {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			var when []string
+			for _, k := range keys {
+				when = append(when, "WHEN "+quote([]string{k})[0]+" THEN "+quote([]string{p.subjects[k]})[0])
+			}
+			rs = append(rs, "CASE subject "+strings.Join(when, " ")+" ELSE subject END AS subject")
+			r.changed = append(r.changed, "n.subject IN ("+strings.Join(quote(keys), ", ")+")")
 		}
 		if len(rs) > 0 {
 			r.replace = " REPLACE (" + strings.Join(rs, ", ") + ")"
@@ -661,6 +684,26 @@ func splitWhole(ctx context.Context, r *catalog.Reader, p *tablePlan, sensitive 
 	return whole, rewrite, nil
 }
 
+// redactedSubjects reads the distinct subjects of a plan's files and
+// returns those redactCommand changes.
+func redactedSubjects(ctx context.Context, r *catalog.Reader, p *tablePlan) (map[string]string, error) {
+	out := map[string]string{}
+	err := r.ScanRows(ctx, catalog.Query{Name: "export.subjects." + p.table.Name, Version: "1",
+		SQL: `SELECT DISTINCT subject FROM new_rows WHERE subject IS NOT NULL`}, p.table.Name, p.paths, func(rows *sql.Rows) error {
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				return err
+			}
+			if red := redactCommand(s); red != s {
+				out[s] = red
+			}
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
 // copySync copies src to a new file dst (its directory created), fsyncs
 // it, and returns its digest and size.
 func copySync(src, dst string) (string, int64, error) {
@@ -714,6 +757,7 @@ func wholeSQL(p *tablePlan, sensitive bool) string {
 	for _, c := range r.redacted {
 		bad = append(bad, "n."+c+" IS NOT NULL")
 	}
+	bad = append(bad, r.changed...)
 	if len(bad) == 0 {
 		bad = []string{"false"}
 	}

@@ -719,3 +719,47 @@ func TestExportRefusesAChangedDirectory(t *testing.T) {
 		t.Errorf("export over a directory missing a listed part: %v", err)
 	}
 }
+
+// TestExportRedactsCommandLines: hyperfine names each result by its
+// command; credentials in it are redacted as workload argv are, unless
+// --include-sensitive.
+func TestExportRedactsCommandLines(t *testing.T) {
+	p := newProject(t)
+	var suite map[string]any
+	b, err := os.ReadFile(testdata(t, "hyperfine.json"))
+	if err != nil || json.Unmarshal(b, &suite) != nil {
+		t.Fatal(err)
+	}
+	results := suite["results"].([]any)
+	results[0].(map[string]any)["command"] = "./target/mycat2 --token=abc123 https://user:pw@example.com/x"
+	b, _ = json.Marshal(suite)
+	f := filepath.Join(t.TempDir(), "hyperfine.json")
+	os.WriteFile(f, b, 0o644)
+	run(t, p.dir, "import", f)
+	for _, include := range []bool{false, true} {
+		dir := filepath.Join(t.TempDir(), "export")
+		args := []string{}
+		if include {
+			args = append(args, "--include-sensitive")
+		}
+		export(t, p, dir, args...)
+		r, err := catalog.OpenDirectory(context.Background(), dir, catalog.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := scan(t, r, fmt.Sprintf(`SELECT DISTINCT subject FROM read_parquet('%s/measurements/**/*.parquet', hive_partitioning = true) WHERE subject LIKE './target/%%' ORDER BY 1`, dir))
+		r.Close()
+		var subjects []string
+		for _, row := range rows {
+			subjects = append(subjects, row[0])
+		}
+		secret, redacted := "./target/mycat2 --token=abc123 https://user:pw@example.com/x", "./target/mycat2 --token=<redacted> https://user:<redacted>@example.com/x"
+		want, absent := redacted, secret
+		if include {
+			want, absent = secret, redacted
+		}
+		if !slices.Contains(subjects, want) || slices.Contains(subjects, absent) || !slices.Contains(subjects, "./target/mycat3 test.txt") {
+			t.Errorf("include-sensitive=%v: subjects %q, want %q and not %q", include, subjects, want, absent)
+		}
+	}
+}
