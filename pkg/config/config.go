@@ -8,6 +8,8 @@ package config
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/flameox/flameox/pkg/fault"
@@ -25,6 +27,7 @@ type Config struct {
 	Limits        Limits    `toml:"limits"`
 	Storage       Storage   `toml:"storage"`
 	Retention     Retention `toml:"retention"`
+	Fleet         Fleet     `toml:"fleet"`
 }
 
 // Limits bound what decoding an artifact allocates (import, capture and
@@ -96,6 +99,15 @@ type Retention struct {
 	PurgeAfterDays float64 `toml:"purge_after_days"`
 }
 
+// Fleet is what an agent may read of other corpora (docs/history.md).
+type Fleet struct {
+	// Exports are absolute directories, outside the project, holding
+	// `flameox export corpus` output that MCP query_fleet may read; the
+	// project itself is always allowed. The CLI reads any directory its
+	// user names.
+	Exports []string `toml:"exports"`
+}
+
 // MinAge returns retention.min_age_seconds as a duration.
 func (r Retention) MinAge() time.Duration {
 	return time.Duration(r.MinAgeSeconds * float64(time.Second))
@@ -127,6 +139,7 @@ func Default() Config {
 		Limits:    DefaultLimits(),
 		Storage:   Storage{LockTimeoutSeconds: 30},
 		Retention: Retention{KeepCommits: 100, MinAgeSeconds: 86400, PurgeAfterDays: 30},
+		Fleet:     Fleet{Exports: []string{}},
 	}
 }
 
@@ -213,6 +226,12 @@ keep_commits = 100
 min_age_seconds = 86400
 # Default of flameox gc purge --older-than, in days.
 purge_after_days = 30
+
+[fleet]
+# Absolute directories outside the project with flameox export corpus
+# output that an agent's query_fleet may read (read only). The project is
+# always allowed; the CLI reads any directory named on its command line.
+exports = []
 `
 
 // Load reads and validates a config file. A missing file is an error: the
@@ -291,6 +310,11 @@ func (c Config) Validate(file string) error {
 	}
 	if c.Retention.PurgeAfterDays < 0 {
 		return Invalid(file, "%s: retention.purge_after_days must not be negative", file).With("keys", "retention.purge_after_days")
+	}
+	for _, d := range c.Fleet.Exports {
+		if !filepath.IsAbs(d) || strings.ContainsRune(d, 0) || filepath.Clean(d) == "/" {
+			return Invalid(file, "%s: fleet.exports holds %q; each must be an absolute directory other than /", file, d).With("keys", "fleet.exports")
+		}
 	}
 	return nil
 }
