@@ -182,8 +182,8 @@ func Run(ctx context.Context, o Options, req Request, sio IO) (*Result, error) {
 			return nil, err
 		}
 	}
-	if !req.Remove && sio.Err != nil && strings.Contains(o.Executable, string(os.PathSeparator)+"go-build") {
-		fmt.Fprintf(sio.Err, "warning: %s is a temporary build (go run); hosts would start a binary that goes away. Install flameox and run setup from the installed binary.\n", o.Executable)
+	if why := transient(o.Executable); !req.Remove && sio.Err != nil && why != "" {
+		fmt.Fprintf(sio.Err, "warning: %s is %s; hosts would start a binary that goes away. %s\n", o.Executable, why, transientFix(why))
 	}
 	changes, err := Plan(o, hosts, req.Scope, req.Remove)
 	if err != nil {
@@ -293,4 +293,25 @@ func printDetected(w io.Writer, ds []Detection) {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, d.Host, found, conf, d.File)
 	}
 	tw.Flush()
+}
+
+// transient says why the binary at exe may vanish after setup: a go run
+// build in the Go build cache's temporary directory, or npx's cache
+// (`npx flameox setup`), which `npm cache clean` empties. "" otherwise.
+func transient(exe string) string {
+	sep := string(os.PathSeparator)
+	switch {
+	case strings.Contains(exe, sep+"go-build"):
+		return "a temporary build (go run)"
+	case strings.Contains(exe, sep+"_npx"+sep):
+		return "in npx's cache"
+	}
+	return ""
+}
+
+func transientFix(why string) string {
+	if strings.Contains(why, "npx") {
+		return "Run `npm install -g flameox` and then `flameox setup`, so that hosts start the installed binary."
+	}
+	return "Install flameox and run setup from the installed binary."
 }

@@ -553,3 +553,19 @@ func TestCodexInlineRefused(t *testing.T) {
 		t.Error("changed")
 	}
 }
+
+// TestTransientBinary: setup warns when the binary hosts would start
+// lives where it will vanish (a go run build, npx's cache).
+func TestTransientBinary(t *testing.T) {
+	for _, tt := range []struct{ exe, want string }{
+		{"/tmp/go-build123/b001/exe/flameox", "go run"},
+		{"/home/u/.npm/_npx/8f2a/node_modules/@flameox/linux-x64/bin/flameox", "npx"},
+		{"/usr/local/lib/node_modules/flameox/node_modules/@flameox/linux-x64/bin/flameox", ""},
+		{"/home/u/go/bin/flameox", ""},
+	} {
+		got := transient(tt.exe)
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("transient(%s) = %q, want %q", tt.exe, got, tt.want)
+		}
+	}
+}
