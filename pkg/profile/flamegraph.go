@@ -73,32 +73,41 @@ func FlameDiff(base, cand *FlameNode) (gone int64) {
 // first. Non-positive values are left out.
 func FlameTree(p *profile.Profile, si int) (*FlameNode, int) {
 	root := &FlameNode{Name: "all"}
-	index := map[*FlameNode]map[string]*FlameNode{}
+	// One index for the whole tree, keyed by parent and interned frame
+	// name, and each location's frames named once: a map per node and a
+	// string hash per frame per sample were most of the time (and the
+	// garbage) of a large profile's tree. Nodes come from slabs.
+	type edge struct {
+		parent *FlameNode
+		frame  int32
+	}
+	index := make(map[edge]*FlameNode, len(p.Sample))
+	ft := frameTable{ids: map[string]int32{}, locs: map[*profile.Location][]frameRef{}}
+	var slab []FlameNode
 	skipped := 0
-	var frames []frameName
 	for _, s := range p.Sample {
 		v := s.Value[si]
 		if v <= 0 {
 			skipped++
 			continue
 		}
-		frames = sampleFrames(s, frames)
 		n := root
 		n.Value += v
-		for _, f := range frames {
-			m := index[n]
-			if m == nil {
-				m = map[string]*FlameNode{}
-				index[n] = m
+		for i := len(s.Location) - 1; i >= 0; i-- {
+			for _, f := range ft.location(s.Location[i]) {
+				c := index[edge{n, f.id}]
+				if c == nil {
+					if len(slab) == 0 {
+						slab = make([]FlameNode, 1024)
+					}
+					c, slab = &slab[0], slab[1:]
+					c.Name, c.Module = ft.names[f.id], f.module
+					index[edge{n, f.id}] = c
+					n.Children = append(n.Children, c)
+				}
+				c.Value += v
+				n = c
 			}
-			c := m[f.name]
-			if c == nil {
-				c = &FlameNode{Name: f.name, Module: f.module}
-				m[f.name] = c
-				n.Children = append(n.Children, c)
-			}
-			c.Value += v
-			n = c
 		}
 		n.Self += v
 	}
@@ -115,29 +124,53 @@ func FlameTree(p *profile.Profile, si int) (*FlameNode, int) {
 	return root, skipped
 }
 
-type frameName struct{ name, module string }
+// frameTable names each location's frames once, root-most first (a
+// location's inlined lines are listed innermost first), each name
+// interned to an id.
+type frameTable struct {
+	ids   map[string]int32
+	names []string
+	locs  map[*profile.Location][]frameRef
+}
 
-func sampleFrames(s *profile.Sample, buf []frameName) []frameName {
-	buf = buf[:0]
-	for i := len(s.Location) - 1; i >= 0; i-- {
-		loc := s.Location[i]
-		mod := ""
-		if loc.Mapping != nil {
-			mod = loc.Mapping.File
-		}
-		if len(loc.Line) == 0 {
-			buf = append(buf, frameName{fmt.Sprintf("0x%x", loc.Address), mod})
-			continue
-		}
-		for j := len(loc.Line) - 1; j >= 0; j-- {
-			name := "?"
-			if f := loc.Line[j].Function; f != nil && f.Name != "" {
-				name = f.Name
-			}
-			buf = append(buf, frameName{name, packageOf(name, mod)})
-		}
+// frameRef is one frame of a location: its interned name and its module.
+type frameRef struct {
+	id     int32
+	module string
+}
+
+func (t *frameTable) location(loc *profile.Location) []frameRef {
+	if ids, ok := t.locs[loc]; ok {
+		return ids
 	}
-	return buf
+	mod := ""
+	if loc.Mapping != nil {
+		mod = loc.Mapping.File
+	}
+	var ids []frameRef
+	if len(loc.Line) == 0 {
+		ids = append(ids, frameRef{t.id(fmt.Sprintf("0x%x", loc.Address)), mod})
+	}
+	for j := len(loc.Line) - 1; j >= 0; j-- {
+		name := "?"
+		if f := loc.Line[j].Function; f != nil && f.Name != "" {
+			name = f.Name
+		}
+		ids = append(ids, frameRef{t.id(name), packageOf(name, mod)})
+	}
+	t.locs[loc] = ids
+	return ids
+}
+
+// id interns a frame name.
+func (t *frameTable) id(name string) int32 {
+	if id, ok := t.ids[name]; ok {
+		return id
+	}
+	id := int32(len(t.names))
+	t.ids[name] = id
+	t.names = append(t.names, name)
+	return id
 }
 
 // packageOf is the part of a function name that names its package or
