@@ -65,11 +65,19 @@ func Scan(ctx context.Context, t *Table, src string, cols []string, fn func(row 
 	if err != nil {
 		return fmt.Errorf("schema: read %s: %w", src, err)
 	}
+	return emitRows(ctx, rr, src, cols, row, value, fn)
+}
+
+// emitRows calls fn with each row of rr's record batches, its values in
+// the order of cols (nil for a column the file lacks) as conv makes them,
+// reusing row; it releases rr.
+func emitRows(ctx context.Context, rr pqarrow.RecordReader, src string, cols []string, row []any, conv func(arrow.Array, int) any, fn func([]any) error) error {
 	defer rr.Release()
+	arrs := make([]arrow.Array, len(cols))
 	for rr.Next() {
 		rec := rr.RecordBatch()
-		arrs := make([]arrow.Array, len(cols))
 		for i, c := range cols {
+			arrs[i] = nil
 			if idx := rec.Schema().FieldIndices(c); len(idx) == 1 {
 				arrs[i] = rec.Column(idx[0])
 			}
@@ -79,7 +87,7 @@ func Scan(ctx context.Context, t *Table, src string, cols []string, fn func(row 
 				return err
 			}
 			for i, a := range arrs {
-				row[i] = value(a, r)
+				row[i] = conv(a, r)
 			}
 			if err := fn(row); err != nil {
 				return err

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -149,31 +148,7 @@ func ScanGroups(ctx context.Context, t *Table, src string, cols []string, keep f
 	if err != nil {
 		return fmt.Errorf("schema: read %s: %w", src, err)
 	}
-	defer rr.Release()
-	for rr.Next() {
-		rec := rr.RecordBatch()
-		arrs := make([]arrow.Array, len(cols))
-		for i, c := range cols {
-			if ix := rec.Schema().FieldIndices(c); len(ix) == 1 {
-				arrs[i] = rec.Column(ix[0])
-			}
-		}
-		for r := range int(rec.NumRows()) {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			for i, a := range arrs {
-				row[i] = nestedValue(a, r)
-			}
-			if err := fn(row); err != nil {
-				return err
-			}
-		}
-	}
-	if err := rr.Err(); err != nil && err != io.EOF {
-		return fmt.Errorf("schema: read %s: %w", src, err)
-	}
-	return nil
+	return emitRows(ctx, rr, src, cols, row, nestedValue, fn)
 }
 
 // nestedValue is value, with string maps and lists as Go maps and slices.
