@@ -1,8 +1,6 @@
 package mcpserver
 
 import (
-	"strings"
-
 	"github.com/flameox/flameox/pkg/broker"
 	"github.com/flameox/flameox/pkg/workload"
 )
@@ -25,10 +23,10 @@ import (
 
 // redactDefinition returns a copy of d with its secrets redacted.
 func redactDefinition(d workload.Definition) workload.Definition {
-	d.Argv = redactArgv(d.Argv)
+	d.Argv = broker.RedactArgv(d.Argv)
 	if d.Oracle != nil {
 		o := *d.Oracle
-		o.Argv = redactArgv(o.Argv)
+		o.Argv = broker.RedactArgv(o.Argv)
 		d.Oracle = &o
 	}
 	env := make(map[string]string, len(d.Env))
@@ -40,40 +38,4 @@ func redactDefinition(d workload.Definition) workload.Definition {
 	}
 	d.Env = env
 	return d
-}
-
-// redactArgv applies the rule above to a command line.
-func redactArgv(argv []string) []string {
-	out := make([]string, len(argv))
-	afterFlag := false
-	for i, a := range argv {
-		switch {
-		case afterFlag:
-			a = broker.Redacted
-			afterFlag = false
-		case strings.Contains(a, "="):
-			name, _, _ := strings.Cut(a, "=")
-			if sensitiveFlag(name) {
-				a = name + "=" + broker.Redacted
-			} else {
-				a = broker.RedactCredentials(a)
-			}
-		case strings.HasPrefix(a, "-") && i > 0 && sensitiveFlag(a):
-			afterFlag = true
-		default:
-			a = broker.RedactCredentials(a)
-		}
-		out[i] = a
-	}
-	return out
-}
-
-// sensitiveFlag reports whether a flag or variable name ("--api-token",
-// "-password", "GITHUB_TOKEN") is sensitive by the broker's rule.
-func sensitiveFlag(name string) bool {
-	name = strings.TrimLeft(name, "-")
-	if name == "" || strings.ContainsAny(name, "{}/ ") {
-		return false
-	}
-	return broker.Sensitive(strings.ReplaceAll(name, "-", "_"))
 }
