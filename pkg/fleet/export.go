@@ -149,6 +149,8 @@ var exclusions = []string{
 // in order of preference.
 var timeColumns = []string{"started_at", "created_at", "observed_at", "registered_at"}
 
+var tableName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
 var partName = regexp.MustCompile(`^workspace_id=([0-9a-f-]+)/date=(\d{4}-\d{2}-\d{2})/part-[0-9a-f]+-\d+\.parquet$`)
 
 // Export writes the workspace's pinned commit as a Hive-partitioned Parquet
@@ -310,7 +312,9 @@ func ReadManifest(dir, workspaceID string) (*Manifest, error) {
 		m.Tables = map[string]*ManifestTable{}
 	}
 	for _, f := range m.Files {
-		if !partName.MatchString(strings.TrimPrefix(f.Path, f.Table+"/")) || !strings.HasPrefix(f.Path, f.Table+"/workspace_id="+workspaceID+"/") {
+		// The table is a path component readers join: a plain name, never
+		// ".." or "manifests".
+		if !tableName.MatchString(f.Table) || f.Table == "manifests" || !partName.MatchString(strings.TrimPrefix(f.Path, f.Table+"/")) || !strings.HasPrefix(f.Path, f.Table+"/workspace_id="+workspaceID+"/") {
 			return nil, fault.New(fault.WorkspaceInvalid, "%s lists an unexpected path %q", path, f.Path).With("file", path)
 		}
 	}
