@@ -14,12 +14,17 @@
 # FUZZSKIP="pkg:Target ..." leaves out targets already run (a campaign
 # resumed after an interruption). FUZZLOGS=DIR keeps each target's go
 # test output as DIR/pkg_Target.log (a temporary directory otherwise).
+# FUZZMINIMIZE (default 10s) bounds how long go test minimizes each new
+# input (-fuzzminimizetime; go's default is 60s): a worker reports no
+# executions while it minimizes, and on a slow target a minute for each
+# new input would take most of the campaign's time.
 # Usage: scripts/fuzz.sh [DURATION]   (default 5m per target)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 budget=${1:-5m}
 jobs=${FUZZJOBS:-1}
 skip=" ${FUZZSKIP:-} "
+minimize=${FUZZMINIMIZE:-10s}
 cpus=$(nproc 2>/dev/null || echo 1)
 workers=$(( cpus / jobs ))
 if [ "$workers" -lt 1 ]; then workers=1; fi
@@ -48,7 +53,7 @@ one() {
   local log="$logs/$(echo "${pkg#*/*/*/}" | tr '/' '_')_$target.log"
   echo "fuzz: start $pkg $target ($budget, $workers worker(s))" >&2
   local ok=1
-  go test -run '^$' -fuzz "^${target}\$" -fuzztime "$budget" -parallel "$workers" "$pkg" >"$log" 2>&1 || ok=0
+  go test -run '^$' -fuzz "^${target}\$" -fuzztime "$budget" -fuzzminimizetime "$minimize" -parallel "$workers" "$pkg" >"$log" 2>&1 || ok=0
   # A finding is an input go test saved; a failure without one is the
   # engine's (a worker that missed its deadline on a loaded machine).
   local findings
@@ -62,7 +67,7 @@ one() {
   [ "$ok" = 1 ]
 }
 export -f one
-export budget workers logs tmp
+export budget workers logs tmp minimize
 mkdir -p "$tmp/sum"
 
 status=0

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -116,21 +117,36 @@ type perfParser struct {
 	// what the parser keeps, counted against the limits
 	lim                                              Limits
 	nFrames, nStacks, nEvents, stackFrames, strBytes counter
+	// Where each thing first appeared (line numbers), so that the parsers
+	// of a chunked parse (perfchunk.go) merge in the input's order.
+	curLine     int   // the open sample's header
+	firstSample int   // the first sample's header, 0 before any
+	lastLine    int   // the last line read
+	stackLine   []int // by order
+	frameLine   []int // by frames
+	eventLine   []int // by out.Events
+	versions    []perfVersion
+}
+
+// perfVersion is a "# perf version :" comment seen before any sample.
+type perfVersion struct {
+	line int
+	v    string
 }
 
 // parsePerf reads `perf script` output line by line, never holding the
 // whole text (often hundreds of MB) in memory.
 func parsePerf(r *bufio.Reader, opts Options) (*Profile, error) {
-	lim := opts.limits()
-	pp := &perfParser{opts: opts, out: &Profile{Format: FormatPerfScript, Producer: "perf"},
-		eventIdx: map[string]int{}, frameIdx: map[string]int{}, stacks: map[string]*perfStack{}, terminated: true,
-		lim:         lim,
-		nFrames:     newCounter(lim.MaxLocations, LimitLocations, "distinct perf script callchain lines"),
-		nStacks:     newCounter(lim.MaxSamples, LimitSamples, "distinct perf script stacks (event, thread and callchain)"),
-		nEvents:     newCounter(lim.MaxSampleTypes, LimitSampleTypes, "perf script events"),
-		stackFrames: newCounter(lim.MaxStackFrames, LimitStackFrames, "frames in all distinct perf script stacks"),
-		strBytes:    newCounter(lim.MaxStringBytes, LimitStringBytes, "bytes of distinct perf script callchain lines and thread names"),
+	if w := min(runtime.GOMAXPROCS(0), maxPerfWorkers); w > 1 {
+		return parsePerfChunked(r, opts, w, perfChunkBytes)
 	}
+	return parsePerfStream(r, opts)
+}
+
+// parsePerfStream is the parse on one goroutine, line by line.
+func parsePerfStream(r *bufio.Reader, opts Options) (*Profile, error) {
+	pp := newPerfParser(opts)
+	lim := pp.lim
 	var long []byte
 	for n := 1; ; n++ {
 		raw, err := readLine(r, &long, lim.MaxStringBytes, FormatPerfScript, n, 0, 0)
@@ -153,11 +169,25 @@ func parsePerf(r *bufio.Reader, opts Options) (*Profile, error) {
 	return pp.finish()
 }
 
+func newPerfParser(opts Options) *perfParser {
+	lim := opts.limits()
+	return &perfParser{opts: opts, out: &Profile{Format: FormatPerfScript, Producer: "perf"},
+		eventIdx: map[string]int{}, frameIdx: map[string]int{}, stacks: map[string]*perfStack{}, terminated: true,
+		lim:         lim,
+		nFrames:     newCounter(lim.MaxLocations, LimitLocations, "distinct perf script callchain lines"),
+		nStacks:     newCounter(lim.MaxSamples, LimitSamples, "distinct perf script stacks (event, thread and callchain)"),
+		nEvents:     newCounter(lim.MaxSampleTypes, LimitSampleTypes, "perf script events"),
+		stackFrames: newCounter(lim.MaxStackFrames, LimitStackFrames, "frames in all distinct perf script stacks"),
+		strBytes:    newCounter(lim.MaxStringBytes, LimitStringBytes, "bytes of distinct perf script callchain lines and thread names"),
+	}
+}
+
 func (pp *perfParser) line(n int, line []byte) error {
 	switch {
 	case len(line) > 0 && line[0] == '#':
 		if v, ok := bytes.CutPrefix(line, []byte("# perf version :")); ok && pp.nSamples == 0 && !pp.open {
 			pp.out.Producer = "perf " + string(bytes.TrimSpace(v))
+			pp.versions = append(pp.versions, perfVersion{n, pp.out.Producer})
 		}
 	case len(bytes.TrimSpace(line)) == 0:
 		if err := pp.endSample(); err != nil {
@@ -181,7 +211,7 @@ func (pp *perfParser) line(n int, line []byte) error {
 			pp.curFrames = append(pp.curFrames, pp.prevIDs[j])
 			return nil
 		}
-		i, err := pp.frame(line)
+		i, err := pp.frame(n, line)
 		if pe, ok := err.(*ParseError); ok {
 			pe.Line = n
 			return pe
@@ -219,11 +249,15 @@ func (pp *perfParser) line(n int, line []byte) error {
 			pp.eventIdx[string(evName)] = ev
 			pp.out.Events = append(pp.out.Events, string(evName))
 			pp.hasPeriod = append(pp.hasPeriod, period != nil)
+			pp.eventLine = append(pp.eventLine, n)
 		}
 		if pp.hasPeriod[ev] != (period != nil) {
 			return failf(FormatPerfScript, n, "event %q has samples with and without a period", evName)
 		}
-		pp.open, pp.terminated = true, false
+		pp.open, pp.terminated, pp.curLine = true, false, n
+		if pp.firstSample == 0 {
+			pp.firstSample = n
+		}
 		pp.cur = perfStack{event: ev, value: 1, comm: string(bytes.TrimSpace(group(1))), pid: -1}
 		pp.curFrames = pp.curFrames[:0]
 		pp.cur.tid, _ = strconv.ParseInt(string(group(2)), 10, 64)
@@ -243,7 +277,7 @@ func (pp *perfParser) line(n int, line []byte) error {
 		if rest := group(8); rest != nil {
 			l := append([]byte{' '}, rest...)
 			if perfFrameStart().Match(l) {
-				i, err := pp.frame(l)
+				i, err := pp.frame(n, l)
 				if pe, ok := err.(*ParseError); ok {
 					return pe
 				}
@@ -257,7 +291,7 @@ func (pp *perfParser) line(n int, line []byte) error {
 }
 
 // frame returns the index of a callchain line's parse, parsing it once.
-func (pp *perfParser) frame(line []byte) (int, error) {
+func (pp *perfParser) frame(n int, line []byte) (int, error) {
 	if i, ok := pp.frameIdx[string(line)]; ok {
 		return i, pp.frames[i].err
 	}
@@ -271,6 +305,7 @@ func (pp *perfParser) frame(line []byte) (int, error) {
 	r.f, r.demangled, r.err = parsePerfFrame(string(line), pp.opts)
 	i := len(pp.frames)
 	pp.frames = append(pp.frames, r)
+	pp.frameLine = append(pp.frameLine, n)
 	pp.frameIdx[string(line)] = i
 	pp.demangled = pp.demangled || r.demangled
 	return i, r.err
@@ -314,6 +349,7 @@ func (pp *perfParser) endSample() error {
 		comm: c.comm, pid: c.pid, tid: c.tid}
 	pp.stacks[string(k)] = st
 	pp.order = append(pp.order, st)
+	pp.stackLine = append(pp.stackLine, pp.curLine)
 	return nil
 }
 
