@@ -87,6 +87,7 @@ type perfStack struct {
 	frames   []int // indexes into perfParser.frames, leaf first
 	comm     string
 	pid, tid int64 // pid -1 if perf printed only the tid
+	line     int   // the header of its first sample
 }
 
 type perfParser struct {
@@ -122,7 +123,6 @@ type perfParser struct {
 	curLine     int   // the open sample's header
 	firstSample int   // the first sample's header, 0 before any
 	lastLine    int   // the last line read
-	stackLine   []int // by order
 	frameLine   []int // by frames
 	eventLine   []int // by out.Events
 	versions    []perfVersion
@@ -346,10 +346,9 @@ func (pp *perfParser) endSample() error {
 		return err
 	}
 	st := &perfStack{event: c.event, value: c.value, count: 1, frames: append([]int(nil), pp.curFrames...),
-		comm: c.comm, pid: c.pid, tid: c.tid}
+		comm: c.comm, pid: c.pid, tid: c.tid, line: pp.curLine}
 	pp.stacks[string(k)] = st
 	pp.order = append(pp.order, st)
-	pp.stackLine = append(pp.stackLine, pp.curLine)
 	return nil
 }
 

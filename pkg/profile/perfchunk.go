@@ -294,95 +294,124 @@ func mergePerf(parsers []*perfParser, fails []*perfFailure) (*Profile, error) {
 	}
 	m.out.Events = events
 
-	// Frames, by first appearance.
-	type frameFirst struct {
-		line string
-		at   int
-		r    frameResult
-	}
-	all := map[string]*frameFirst{}
-	local := make([][]*frameFirst, len(parsers)) // worker frame index -> merged
-	for w, p := range parsers {
-		local[w] = make([]*frameFirst, len(p.frames))
+	// Frames. The first parser's indexes stand; the others' lines are
+	// looked up in its map, and those it lacks numbered after its own
+	// ("tmp" indexes). Then every frame gets its place by first line.
+	base := parsers[0]
+	nTmp := len(base.frames)
+	tmpLine := slices.Clone(base.frameLine)
+	tmpFrames := slices.Clone(base.frames)
+	extraFrames := map[string]int{}
+	toTmp := make([][]int, len(parsers)) // worker frame index -> tmp
+	for w, p := range parsers[1:] {
+		local := make([]int, len(p.frames))
 		for line, i := range p.frameIdx {
-			f, ok := all[line]
+			t, ok := base.frameIdx[line]
 			if !ok {
-				f = &frameFirst{line: line, at: p.frameLine[i], r: p.frames[i]}
-				all[line] = f
-			} else if p.frameLine[i] < f.at {
-				f.at = p.frameLine[i]
+				t, ok = extraFrames[line]
 			}
-			local[w][i] = f
+			if !ok {
+				t = nTmp
+				nTmp++
+				extraFrames[line] = t
+				tmpLine = append(tmpLine, p.frameLine[i])
+				tmpFrames = append(tmpFrames, p.frames[i])
+			} else if p.frameLine[i] < tmpLine[t] {
+				tmpLine[t] = p.frameLine[i]
+			}
+			local[i] = t
 		}
+		toTmp[w+1] = local
 	}
-	frames := make([]*frameFirst, 0, len(all))
-	for _, f := range all {
-		frames = append(frames, f)
+	byLine := make([]int32, nTmp)
+	for i := range byLine {
+		byLine[i] = int32(i)
 	}
-	slices.SortFunc(frames, func(a, b *frameFirst) int { return a.at - b.at })
-	global := make(map[*frameFirst]int, len(frames))
-	m.frames = make([]frameResult, len(frames))
-	for i, f := range frames {
-		global[f] = i
-		m.frames[i] = f.r
-		m.frameIdx[f.line] = i
-		if err := m.nFrames.add(FormatPerfScript, 1); err != nil {
-			return nil, err
-		}
-		if err := m.strBytes.add(FormatPerfScript, int64(len(f.line))); err != nil {
-			return nil, err
-		}
+	slices.SortFunc(byLine, func(a, b int32) int { return tmpLine[a] - tmpLine[b] })
+	global := make([]int, nTmp) // tmp -> merged
+	m.frames = make([]frameResult, nTmp)
+	var lineBytes int64
+	for g, t := range byLine {
+		global[t] = g
+		m.frames[g] = tmpFrames[t]
+	}
+	for line := range base.frameIdx {
+		lineBytes += int64(len(line))
+	}
+	for line := range extraFrames {
+		lineBytes += int64(len(line))
+	}
+	if err := m.nFrames.add(FormatPerfScript, int64(nTmp)); err != nil {
+		return nil, err
+	}
+	if err := m.strBytes.add(FormatPerfScript, lineBytes); err != nil {
+		return nil, err
 	}
 
-	// Stacks, keyed as endSample keys them, by first appearance.
-	type stackFirst struct {
-		st *perfStack
-		at int
+	// Stacks: the others' are looked up in the first parser's map, under
+	// its key (its event and frame indexes), unless a frame or the event
+	// is not in it; those it lacks are keyed by tmp indexes.
+	baseEv := map[string]int{}
+	for i, ev := range base.out.Events {
+		baseEv[ev] = i
 	}
-	stacks := map[string]*stackFirst{}
+	all := slices.Clone(base.order) // frames in tmp indexes
+	for _, st := range all {
+		st.event = evIdx[base.out.Events[st.event]]
+	}
+	extraStacks := map[string]*perfStack{}
 	var key []byte
 	ids := []int(nil)
-	for w, p := range parsers {
-		for j, st := range p.order {
-			ev := evIdx[p.out.Events[st.event]]
+	for w, p := range parsers[1:] {
+		local := toTmp[w+1]
+		for _, st := range p.order {
 			ids = ids[:0]
+			inBase := true
 			for _, f := range st.frames {
-				ids = append(ids, global[local[w][f]])
+				t := local[f]
+				ids = append(ids, t)
+				inBase = inBase && t < len(base.frames)
 			}
-			key = binary.AppendVarint(key[:0], int64(ev))
-			key = binary.AppendVarint(key, st.pid)
-			key = binary.AppendVarint(key, st.tid)
-			key = binary.AppendUvarint(key, uint64(len(st.comm)))
-			key = append(key, st.comm...)
-			for _, f := range ids {
-				key = binary.AppendUvarint(key, uint64(f))
+			var into *perfStack
+			if ev, ok := baseEv[p.out.Events[st.event]]; ok && inBase {
+				key = perfKey(key[:0], ev, st.pid, st.tid, st.comm, ids)
+				into = base.stacks[string(key)]
 			}
-			if s, ok := stacks[string(key)]; ok {
-				s.st.value += st.value
-				s.st.count += st.count
-				s.at = min(s.at, p.stackLine[j])
+			ev := evIdx[p.out.Events[st.event]]
+			if into == nil {
+				key = perfKey(key[:0], ev, st.pid, st.tid, st.comm, ids)
+				into = extraStacks[string(key)]
+			}
+			if into != nil {
+				into.value += st.value
+				into.count += st.count
+				into.line = min(into.line, st.line)
 				continue
 			}
-			if err := m.strBytes.add(FormatPerfScript, int64(len(key)+len(st.comm))); err != nil {
-				return nil, err
-			}
-			stacks[string(key)] = &stackFirst{&perfStack{event: ev, value: st.value, count: st.count,
-				frames: slices.Clone(ids), comm: st.comm, pid: st.pid, tid: st.tid}, p.stackLine[j]}
+			ns := &perfStack{event: ev, value: st.value, count: st.count,
+				frames: slices.Clone(ids), comm: st.comm, pid: st.pid, tid: st.tid, line: st.line}
+			extraStacks[string(key)] = ns
+			all = append(all, ns)
 		}
 	}
-	order := make([]*stackFirst, 0, len(stacks))
-	for _, s := range stacks {
-		order = append(order, s)
+	slices.SortFunc(all, func(a, b *perfStack) int { return a.line - b.line })
+	var keyBytes, frameCount int64
+	for _, st := range all {
+		for j, t := range st.frames {
+			st.frames[j] = global[t]
+		}
+		keyBytes += perfKeyLen(st) + int64(len(st.comm))
+		frameCount += int64(len(st.frames))
 	}
-	slices.SortFunc(order, func(a, b *stackFirst) int { return a.at - b.at })
-	for _, s := range order {
-		if err := m.nStacks.add(FormatPerfScript, 1); err != nil {
-			return nil, err
-		}
-		if err := m.stackFrames.add(FormatPerfScript, int64(len(s.st.frames))); err != nil {
-			return nil, err
-		}
-		m.order = append(m.order, s.st)
+	m.order = all
+	if err := m.strBytes.add(FormatPerfScript, keyBytes); err != nil {
+		return nil, err
+	}
+	if err := m.nStacks.add(FormatPerfScript, int64(len(all))); err != nil {
+		return nil, err
+	}
+	if err := m.stackFrames.add(FormatPerfScript, frameCount); err != nil {
+		return nil, err
 	}
 	if err := m.nEvents.add(FormatPerfScript, int64(len(events))); err != nil {
 		return nil, err
@@ -412,4 +441,28 @@ func mergePerf(parsers []*perfParser, fails []*perfFailure) (*Profile, error) {
 		}
 	}
 	return m.finish()
+}
+
+// perfKey appends endSample's key of a stack to k.
+func perfKey(k []byte, event int, pid, tid int64, comm string, frames []int) []byte {
+	k = binary.AppendVarint(k, int64(event))
+	k = binary.AppendVarint(k, pid)
+	k = binary.AppendVarint(k, tid)
+	k = binary.AppendUvarint(k, uint64(len(comm)))
+	k = append(k, comm...)
+	for _, f := range frames {
+		k = binary.AppendUvarint(k, uint64(f))
+	}
+	return k
+}
+
+// perfKeyLen is len(perfKey(nil, ...)) for st, without building it.
+func perfKeyLen(st *perfStack) int64 {
+	var buf [binary.MaxVarintLen64]byte
+	n := binary.PutVarint(buf[:], int64(st.event)) + binary.PutVarint(buf[:], st.pid) + binary.PutVarint(buf[:], st.tid) +
+		binary.PutUvarint(buf[:], uint64(len(st.comm))) + len(st.comm)
+	for _, f := range st.frames {
+		n += binary.PutUvarint(buf[:], uint64(f))
+	}
+	return int64(n)
 }
