@@ -133,6 +133,7 @@ func (r *Reader) readLine() (line []byte, tooLong bool) {
 	r.buf = r.buf[:0]
 	limit := r.maxLine + len("\r\n")
 	started := false
+	var skip blankRun // over the budget: is the line blank all the same?
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		if len(chunk) > 0 && !started {
@@ -141,8 +142,11 @@ func (r *Reader) readLine() (line []byte, tooLong bool) {
 		}
 		switch {
 		case tooLong:
+			skip.add(chunk)
 		case len(r.buf)+len(chunk) > limit:
 			tooLong = true
+			skip.add(r.buf)
+			skip.add(chunk)
 			r.buf = r.buf[:0]
 		case err == nil && len(r.buf) == 0:
 			line = chunk // whole line in one piece: no copy
@@ -163,15 +167,53 @@ func (r *Reader) readLine() (line []byte, tooLong bool) {
 		break
 	}
 	if tooLong {
-		return nil, true
+		// The budget is for non-blank lines: a blank one is skipped
+		// whatever its length, so that a tighter budget cannot turn it
+		// into an error.
+		return nil, !skip.blank()
 	}
 	line = bytes.TrimSuffix(line, []byte("\n"))
 	line = bytes.TrimSuffix(line, []byte("\r"))
-	if len(line) > r.maxLine {
-		return nil, true
-	}
 	if blank(line) {
 		return nil, false
 	}
+	if len(line) > r.maxLine {
+		return nil, true
+	}
 	return line, false
 }
+
+// blankRun follows, piece by piece, a line that readLine discards, to tell
+// whether it is blank: spaces and tabs only, not counting its "\n" and one
+// "\r" before it, as blank judges a whole line. A "\r" that ends a piece
+// is held until the next piece shows whether "\n" follows it.
+type blankRun struct {
+	notBlank bool
+	cr       bool // the last byte seen was a "\r"
+}
+
+func (b *blankRun) add(p []byte) {
+	for _, c := range p {
+		if b.notBlank {
+			return
+		}
+		if b.cr {
+			b.cr = false
+			if c != '\n' {
+				b.notBlank = true // a "\r" inside the line
+				return
+			}
+		}
+		switch c {
+		case ' ', '\t', '\n':
+		case '\r':
+			b.cr = true
+		default:
+			b.notBlank = true
+		}
+	}
+}
+
+// blank reports whether the line was blank; a "\r" at the very end of the
+// input is trimmed like the one before a "\n".
+func (b *blankRun) blank() bool { return !b.notBlank }

@@ -205,3 +205,59 @@ func TestReaderIOError(t *testing.T) {
 		t.Errorf("read %d items, Err() = %v; want 1 item, %v", n, r.Err(), io.ErrUnexpectedEOF)
 	}
 }
+
+// TestLongBlankLine checks that a line of blanks is skipped whatever its
+// length: the line budget applies to non-blank lines only (the package
+// documentation), so a tighter budget cannot turn a blank line into an
+// error. The fuzz campaign found the case (FuzzReader: a line of spaces
+// over the 64-byte budget was skipped with the default budgets and
+// reported with the tiny ones).
+func TestLongBlankLine(t *testing.T) {
+	rec := `{"record":"run","schema_version":1}`
+	sp := strings.Repeat(" ", 100)
+	tab := strings.Repeat("\t ", 50)
+	huge := strings.Repeat(" ", 3*readSize+7) // over several buffer-fulls
+	tests := []struct {
+		name, in string
+		want     string
+	}{
+		{"spaces", rec + "\n" + sp + "\n" + rec + "\n", "1 run 1|3 run 1"},
+		{"tabs and spaces, crlf", rec + "\r\n" + tab + "\r\n" + rec + "\r\n", "1 run 1|3 run 1"},
+		{"over several buffers", rec + "\n" + huge + "\n" + rec, "1 run 1|3 run 1"},
+		{"over several buffers, crlf", rec + "\n" + huge + "\r\n" + rec, "1 run 1|3 run 1"},
+		{"last line, no newline", rec + "\n" + sp, "1 run 1"},
+		{"last line ends in a lone cr", rec + "\n" + sp + "\r", "1 run 1"},
+		{"cr inside the blanks is not blank", rec + "\n" + sp + "\r" + sp + "\n" + rec, "1 run 1|2 !line longer than 64 bytes|3 run 1"},
+		{"two crs", rec + "\n" + sp + "\r\r\n" + rec, "1 run 1|2 !line longer than 64 bytes|3 run 1"},
+		{"blanks then a character", rec + "\n" + huge + "x\n" + rec, "1 run 1|2 !line longer than 64 bytes|3 run 1"},
+		{"a character then blanks", rec + "\nx" + huge + "\n" + rec, "1 run 1|2 !line longer than 64 bytes|3 run 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, rd := range []struct {
+				name string
+				r    func() io.Reader
+			}{
+				{"whole", func() io.Reader { return strings.NewReader(tt.in) }},
+				{"one byte", func() io.Reader { return iotest.OneByteReader(strings.NewReader(tt.in)) }},
+			} {
+				r := NewReader(rd.r(), "f", MaxLineBytes(64))
+				var got []string
+				for r.Scan() {
+					switch it := r.Record().(type) {
+					case *Raw:
+						got = append(got, fmt.Sprintf("%d %s %d", it.LineNo, it.Record, it.SchemaVersion))
+					case *SyntaxError:
+						got = append(got, fmt.Sprintf("%d !%s", it.Line, it.Msg))
+					}
+				}
+				if err := r.Err(); err != nil {
+					t.Fatalf("%s: Err() = %v", rd.name, err)
+				}
+				if s := strings.Join(got, "|"); s != tt.want {
+					t.Errorf("%s: got %q, want %q", rd.name, s, tt.want)
+				}
+			}
+		})
+	}
+}
