@@ -371,7 +371,20 @@ func (pp *perfParser) finish() (*Profile, error) {
 		}
 	}
 	b := newBuilder(FormatPerfScript, pp.lim, types...)
+	// Each distinct callchain line makes at most one location.
+	b.locs = make(map[frame]*profile.Location, len(pp.frames))
+	b.p.Location = make([]*profile.Location, 0, len(pp.frames))
 	locOf := make([]*profile.Location, len(pp.frames)) // by distinct callchain line
+	// The samples' location and value slices, cut from two arrays rather
+	// than allocated one by one (full slice expressions: an append to
+	// one cannot reach the next).
+	nLocs := 0
+	for _, st := range pp.order {
+		nLocs += len(st.frames)
+	}
+	locBuf := make([]*profile.Location, nLocs)
+	valBuf := make([]int64, len(types)*len(pp.order))
+	b.p.Sample = make([]*profile.Sample, 0, len(pp.order))
 	type threadKey struct {
 		comm     string
 		pid, tid int64
@@ -381,20 +394,28 @@ func (pp *perfParser) finish() (*Profile, error) {
 		num map[string][]int64
 	}
 	labels := map[threadKey]threadLabels{}
+	var lastTk threadKey
+	var lastLm threadLabels
 	out.Counts = make([]int64, 0, len(pp.order))
 	for _, st := range pp.order {
-		locs := make([]*profile.Location, len(st.frames))
+		locs := locBuf[:len(st.frames):len(st.frames)]
+		locBuf = locBuf[len(st.frames):]
 		for j, i := range st.frames {
 			if locOf[i] == nil {
 				locOf[i] = b.location(pp.frames[i].f)
 			}
 			locs[j] = locOf[i]
 		}
-		vals := make([]int64, len(types))
+		vals := valBuf[:len(types):len(types)]
+		valBuf = valBuf[len(types):]
 		vals[st.event] = st.value
-		// Samples of one thread share their (read-only) label maps.
+		// Samples of one thread share their (read-only) label maps;
+		// consecutive stacks are mostly of one thread.
 		tk := threadKey{st.comm, st.pid, st.tid}
-		lm, ok := labels[tk]
+		lm, ok := lastLm, lastLm.str != nil && tk == lastTk
+		if !ok {
+			lm, ok = labels[tk]
+		}
 		if !ok {
 			lm = threadLabels{map[string][]string{"thread": {st.comm}}, map[string][]int64{"thread_id": {st.tid}}}
 			if st.pid >= 0 {
@@ -402,6 +423,7 @@ func (pp *perfParser) finish() (*Profile, error) {
 			}
 			labels[tk] = lm
 		}
+		lastTk, lastLm = tk, lm
 		if b.err != nil {
 			return nil, b.err
 		}

@@ -297,11 +297,19 @@ func mergePerf(parsers []*perfParser, fails []*perfFailure) (*Profile, error) {
 	// Frames. The first parser's indexes stand; the others' lines are
 	// looked up in its map, and those it lacks numbered after its own
 	// ("tmp" indexes). Then every frame gets its place by first line.
+	// Frames are copied once, into their merged place: a tmp index past
+	// the first parser's names the worker and index it came from.
 	base := parsers[0]
-	nTmp := len(base.frames)
+	nBase := len(base.frames)
+	nTmp := nBase
 	tmpLine := slices.Clone(base.frameLine)
-	tmpFrames := slices.Clone(base.frames)
-	extraFrames := map[string]int{}
+	type frameSrc struct{ w, i int }
+	var extraSrc []frameSrc // tmp index nBase+k -> its parser and index there
+	others := 0
+	for _, p := range parsers[1:] {
+		others += len(p.frameIdx)
+	}
+	extraFrames := make(map[string]int, others)
 	toTmp := make([][]int, len(parsers)) // worker frame index -> tmp
 	for w, p := range parsers[1:] {
 		local := make([]int, len(p.frames))
@@ -315,7 +323,7 @@ func mergePerf(parsers []*perfParser, fails []*perfFailure) (*Profile, error) {
 				nTmp++
 				extraFrames[line] = t
 				tmpLine = append(tmpLine, p.frameLine[i])
-				tmpFrames = append(tmpFrames, p.frames[i])
+				extraSrc = append(extraSrc, frameSrc{w + 1, i})
 			} else if p.frameLine[i] < tmpLine[t] {
 				tmpLine[t] = p.frameLine[i]
 			}
@@ -333,7 +341,12 @@ func mergePerf(parsers []*perfParser, fails []*perfFailure) (*Profile, error) {
 	var lineBytes int64
 	for g, t := range byLine {
 		global[t] = g
-		m.frames[g] = tmpFrames[t]
+		if int(t) < nBase {
+			m.frames[g] = base.frames[t]
+		} else {
+			src := extraSrc[int(t)-nBase]
+			m.frames[g] = parsers[src.w].frames[src.i]
+		}
 	}
 	for line := range base.frameIdx {
 		lineBytes += int64(len(line))
@@ -359,7 +372,11 @@ func mergePerf(parsers []*perfParser, fails []*perfFailure) (*Profile, error) {
 	for _, st := range all {
 		st.event = evIdx[base.out.Events[st.event]]
 	}
-	extraStacks := map[string]*perfStack{}
+	others = 0
+	for _, p := range parsers[1:] {
+		others += len(p.order)
+	}
+	extraStacks := make(map[string]*perfStack, others)
 	var key []byte
 	ids := []int(nil)
 	for w, p := range parsers[1:] {
