@@ -5,6 +5,9 @@
 # staging, placement, publication) and the staging step alone
 # (pkg/artifact's BenchmarkStageImport, one StageImport per process: its
 # test binary's start and the removal of the staged copy are included).
+# The floor of any store that keeps its own copy is also timed: `cp`
+# (coreutils: copy_file_range, as the staging does) alone, and `cp`
+# followed by openssl over the copy (copy + hash, one after the other).
 # With OLD_BIN=<dir>, that build's flameox runs in the same rounds.
 # Usage: scripts/bench/import.sh [BIN_DIR]
 set -euo pipefail
@@ -19,4 +22,6 @@ head -c $((256 << 20)) /dev/urandom > big.bin
 cmds=("openssl dgst -sha256 big.bin" "$bin/flameox import big.bin")
 if [ -n "${OLD_BIN:-}" ]; then cmds+=("$OLD_BIN/flameox import big.bin"); fi
 cmds+=("env FLAMEOX_STAGE_FILE=$work/big.bin $work/artifact.test -test.run ^$ -test.bench StageImport -test.benchtime 1x")
-python3 "$here/scripts/bench/rounds.py" --rounds "${ROUNDS:-15}" --title "import of 256 MiB" "${cmds[@]}"
+cmds+=("cp --reflink=never big.bin copy.bin" "sh -c 'cp --reflink=never big.bin copy.bin && openssl dgst -sha256 copy.bin'")
+python3 "$here/scripts/bench/rounds.py" --rounds "${ROUNDS:-15}" --setup "rm -f $work/copy.bin" \
+  --title "import of 256 MiB" "${cmds[@]}"
