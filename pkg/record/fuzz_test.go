@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"testing"
 	"testing/iotest"
+
+	"github.com/flameox/flameox/pkg/cli"
 )
 
 // FuzzReader reads arbitrary input with the default budgets and with tiny
@@ -113,7 +115,8 @@ func depthOf(v any) int {
 
 // checkRaw checks raw independently of parseLine: its line is a JSON object
 // within the budgets whose header matches raw.Header, and it passes through
-// WriteRaw unchanged.
+// WriteRaw unchanged but for cli.EscapeJSON's escapes, with the same
+// decoded value.
 func checkRaw(t *testing.T, raw *Raw, maxLine, maxDepth int) {
 	if len(raw.Line) > maxLine || bytes.IndexByte(raw.Line, '\n') >= 0 {
 		t.Fatalf("line %d: bad line %q", raw.LineNo, raw.Line)
@@ -134,8 +137,15 @@ func checkRaw(t *testing.T, raw *Raw, maxLine, maxDepth int) {
 	if err := raw.Decode(&h); err != nil || h != raw.Header {
 		t.Fatalf("line %d: Decode = %+v, %v; want %+v", raw.LineNo, h, err, raw.Header)
 	}
+	// WriteRaw passes the line on unchanged but for cli.EscapeJSON's
+	// escapes of terminal controls (DEL, C1, bidirectional and other
+	// format characters), which keep its decoded value.
 	var out bytes.Buffer
-	if err := NewWriter(&out).WriteRaw(raw); err != nil || out.String() != string(raw.Line)+"\n" {
+	if err := NewWriter(&out).WriteRaw(raw); err != nil || out.String() != string(cli.EscapeJSON(raw.Line))+"\n" {
 		t.Fatalf("line %d: WriteRaw = %q, %v", raw.LineNo, out.Bytes(), err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(out.Bytes(), &back); err != nil || !reflect.DeepEqual(back, obj) {
+		t.Fatalf("line %d: WriteRaw's %q decodes to %v (%v), the line to %v", raw.LineNo, out.Bytes(), back, err, obj)
 	}
 }
