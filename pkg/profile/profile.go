@@ -67,6 +67,9 @@ type Profile struct {
 	// thread and callchain). Nil means each record is one sample record,
 	// as pprof counts them.
 	Counts []int64
+	// checked says P already passed pprof's CheckValid (fromPprof runs it
+	// on what pprof's decoder returned), so Parse need not run it again.
+	checked bool
 }
 
 // Totals is [Totals] over p's records, counting merged samples (Counts)
@@ -211,6 +214,9 @@ func Parse(r io.Reader, opts Options) (*Profile, error) {
 	}
 	if err != nil {
 		return nil, readFailure(err, nil, f)
+	}
+	if p.checked {
+		return p, nil
 	}
 	if err := p.P.CheckValid(); err != nil {
 		return nil, &ParseError{Format: p.Format, Offset: -1, Err: err, Reason: "invalid result: " + err.Error()}
@@ -357,7 +363,7 @@ func fromPprof(pp *profile.Profile, f Format) (*Profile, error) {
 	if err := pp.CheckValid(); err != nil {
 		return nil, failf(f, 0, "profile is not consistent: %v", err)
 	}
-	out := &Profile{P: pp, Format: f, Producer: pprofProducer(pp)}
+	out := &Profile{P: pp, Format: f, Producer: pprofProducer(pp), checked: true}
 	unsymbolized := 0
 	for _, l := range pp.Location {
 		if len(l.Line) == 0 || l.Line[0].Function == nil || l.Line[0].Function.Name == "" {
