@@ -13,6 +13,7 @@ apt_packages=(
   hyperfine             # benchmark peer for whole-command timings
   gcc                   # cgo (DuckDB) and the C workloads the memory tests build
   strace                # the security suite's no-network check (pkg/internal/securitytest; unshare is util-linux)
+  xz-utils              # scripts/bench/perf-xz.sh's workload (xz -9)
 )
 pip_packages=(
   pyperf==2.11.0        # benchmark adapter (pkg/adapter/pyperf.Version)

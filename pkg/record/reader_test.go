@@ -209,9 +209,10 @@ func TestReaderIOError(t *testing.T) {
 // TestLongBlankLine checks that a line of blanks is skipped whatever its
 // length: the line budget applies to non-blank lines only (the package
 // documentation), so a tighter budget cannot turn a blank line into an
-// error. The fuzz campaign found the case (FuzzReader: a line of spaces
-// over the 64-byte budget was skipped with the default budgets and
-// reported with the tiny ones).
+// error. FuzzReader checks that invariant; the case (a line of spaces over
+// the 64-byte budget, skipped with the default budgets and reported with
+// the tiny ones) came from chasing a campaign finding whose input was lost
+// (docs/reliability.md).
 func TestLongBlankLine(t *testing.T) {
 	rec := `{"record":"run","schema_version":1}`
 	sp := strings.Repeat(" ", 100)

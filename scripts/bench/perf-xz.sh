@@ -16,7 +16,7 @@ bin=${1:-$here/bin}
 work=$(mktemp -d "${TMPDIR:-/tmp}/flameox-bench-perfxz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-# head closes the pipe early: tars SIGPIPE is expected.
+# head closes the pipe early: tar's SIGPIPE is expected.
 { tar cf - -C "$(go env GOROOT)" src/cmd/compile || true; } | head -c 12000000 > input
 cat > flameox.toml <<'TOML'
 schema_version = 1
