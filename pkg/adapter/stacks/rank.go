@@ -71,6 +71,10 @@ func (a rankKey) compare(b rankKey) int {
 
 // rank builds the ranking of x's node aggregates; ids are the nodes'
 // frame ids.
+// alwaysMerge turns off rank's shortcut for profiles whose frame ids are
+// all distinct, so that a test can compare the two ways.
+var alwaysMerge = false
+
 func (x *extraction) rank(ids []string) *ranking {
 	nt, nn, ntp := len(x.p.SampleType), len(x.g.Nodes), len(x.tps)
 	r := &ranking{canon: make([]int32, nn), index: make([]int32, nn), merged: newAggTable(nt)}
@@ -80,11 +84,13 @@ func (x *extraction) rank(ids []string) *ranking {
 	}
 	var canonical []int32 // in node order
 	first := make(map[string]int32, nn)
+	nUsed := 0
 	for i := range r.canon {
 		r.canon[i], r.index[i] = -1, -1
 		if !used[i] {
 			continue
 		}
+		nUsed++
 		c, ok := first[ids[i]]
 		if !ok {
 			c = int32(i)
@@ -94,24 +100,30 @@ func (x *extraction) rank(ids []string) *ranking {
 		r.canon[i] = c
 	}
 	// Merge nodes that share an id, per thread/process, in key order.
-	at := make(map[key]int32, len(x.nodes.keys))
-	for _, e := range x.nodes.sorted() {
-		k := x.nodes.keys[e]
-		mk := key{a: r.canon[k.a], tp: k.tp}
-		m, ok := at[mk]
-		if !ok {
-			m = r.merged.add(mk)
-			at[mk] = m
-		}
-		for _, f := range []func(*aggTable, int32) []int64{(*aggTable).self, (*aggTable).incl, (*aggTable).count} {
-			dst, src := f(&r.merged, m), f(&x.nodes, e)
-			for t := range dst {
-				dst[t] += src[t]
+	// When every id names one node (canon is the identity), nothing
+	// merges: the merged table is the node table in key order.
+	if len(canonical) == nUsed && !alwaysMerge {
+		r.merged = x.nodes.permuted(x.nodes.sorted())
+	} else {
+		at := make(map[key]int32, len(x.nodes.keys))
+		for _, e := range x.nodes.sorted() {
+			k := x.nodes.keys[e]
+			mk := key{a: r.canon[k.a], tp: k.tp}
+			m, ok := at[mk]
+			if !ok {
+				m = r.merged.add(mk)
+				at[mk] = m
+			}
+			for _, f := range []func(*aggTable, int32) []int64{(*aggTable).self, (*aggTable).incl, (*aggTable).count} {
+				dst, src := f(&r.merged, m), f(&x.nodes, e)
+				for t := range dst {
+					dst[t] += src[t]
+				}
 			}
 		}
-	}
-	if perm := r.merged.sorted(); !slices.IsSorted(perm) { // merged ids out of node order
-		r.merged = r.merged.permuted(perm)
+		if perm := r.merged.sorted(); !slices.IsSorted(perm) { // merged ids out of node order
+			r.merged = r.merged.permuted(perm)
+		}
 	}
 	x.sortKeys(r, canonical, ids)
 
