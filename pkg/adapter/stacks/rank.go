@@ -69,12 +69,12 @@ func (a rankKey) compare(b rankKey) int {
 	return cmp.Compare(a.tail, b.tail)
 }
 
-// rank builds the ranking of x's node aggregates; ids are the nodes'
-// frame ids.
 // alwaysMerge turns off rank's shortcut for profiles whose frame ids are
 // all distinct, so that a test can compare the two ways.
 var alwaysMerge = false
 
+// rank builds the ranking of x's node aggregates; ids are the nodes'
+// frame ids.
 func (x *extraction) rank(ids []string) *ranking {
 	nt, nn, ntp := len(x.p.SampleType), len(x.g.Nodes), len(x.tps)
 	r := &ranking{canon: make([]int32, nn), index: make([]int32, nn), merged: newAggTable(nt)}
