@@ -60,8 +60,12 @@ func TestWrappedWorkloadUsage(t *testing.T) {
 			if res.PeakRSS < 64<<20 || res.PeakRSS > 150<<20 || res.PeakRSSSource != RSSSampled {
 				t.Errorf("tree peak RSS %d bytes (%s), want the workload's 64 MiB and more, not the parent's 200 MiB", res.PeakRSS, res.PeakRSSSource)
 			}
-			if w.UserCPU <= 0 {
-				t.Errorf("workload user CPU %v", w.UserCPU)
+			// The kernel splits a process's exact CPU time into user and
+			// system by where its clock ticks landed, and on a loaded
+			// machine python's user share can round to nothing (seen in CI);
+			// only the sum is exact, so the sum is what is asserted.
+			if w.UserCPU+w.SysCPU <= 0 {
+				t.Errorf("workload CPU %v+%v", w.UserCPU, w.SysCPU)
 			}
 			if !slices.ContainsFunc(w.Processes, func(n string) bool { return strings.HasPrefix(n, "python3") }) {
 				t.Errorf("workload processes %q, want python3", w.Processes)
@@ -86,8 +90,8 @@ func TestWrappedWorkloadUsage(t *testing.T) {
 				t.Errorf("CPU split: workload %v+%v (%s), collector %v+%v, tree %v+%v",
 					w.UserCPU, w.SysCPU, w.CPUSource, c.UserCPU, c.SysCPU, res.UserCPU, res.SysCPU)
 			}
-			if w.UserCPU < c.UserCPU {
-				t.Errorf("python's user CPU %v is below sh's %v", w.UserCPU, c.UserCPU)
+			if w.UserCPU+w.SysCPU < c.UserCPU+c.SysCPU {
+				t.Errorf("python's CPU %v+%v is below sh's %v+%v", w.UserCPU, w.SysCPU, c.UserCPU, c.SysCPU)
 			}
 		})
 	}
