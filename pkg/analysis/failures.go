@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flameox/flameox/pkg/catalog"
@@ -393,17 +394,24 @@ func message(a *failureAttempt, m *run.Manifest) string {
 // Written out here rather than taken from a library: what must go is
 // flameox's own id forms (run UUIDs, sha256 digests, rs-/tr-/va- ids),
 // paths and numbers, and the rest of the message must stay as written.
-var (
-	reQuoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
-	reUUID   = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
-	reDigest = regexp.MustCompile(`(?i)\bsha256:[0-9a-f]{8,64}\b`)
-	rePrefID = regexp.MustCompile(`(?i)\b[a-z]{2,4}-[0-9a-f]{16,}\b`)
-	reHex    = regexp.MustCompile(`(?i)\b0x[0-9a-f]+\b|\b[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\b`)
-	rePath   = regexp.MustCompile(`(?:[A-Za-z]:)?(?:[\w.+~-]*[/\\])+[\w.+~-]*`)
-	reFile   = regexp.MustCompile(`\b[\w+-]+(?:\.[\w+-]+)*\.(?:[a-z][a-z0-9]{0,7})\b`)
-	reNumber = regexp.MustCompile(`(^|[^A-Za-z_<])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?`)
-	reSpace  = regexp.MustCompile(`\s+`)
-)
+// They compile on first use, not at every process start.
+var shapeRegexps = sync.OnceValue(func() *shapeRes {
+	return &shapeRes{
+		reQuoted: regexp.MustCompile(`"(?:[^"\\]|\\.)*"`),
+		reUUID:   regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`),
+		reDigest: regexp.MustCompile(`(?i)\bsha256:[0-9a-f]{8,64}\b`),
+		rePrefID: regexp.MustCompile(`(?i)\b[a-z]{2,4}-[0-9a-f]{16,}\b`),
+		reHex:    regexp.MustCompile(`(?i)\b0x[0-9a-f]+\b|\b[0-9a-f]*[0-9][0-9a-f]*[a-f][0-9a-f]*\b`),
+		rePath:   regexp.MustCompile(`(?:[A-Za-z]:)?(?:[\w.+~-]*[/\\])+[\w.+~-]*`),
+		reFile:   regexp.MustCompile(`\b[\w+-]+(?:\.[\w+-]+)*\.(?:[a-z][a-z0-9]{0,7})\b`),
+		reNumber: regexp.MustCompile(`(^|[^A-Za-z_<])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?`),
+		reSpace:  regexp.MustCompile(`\s+`),
+	}
+})
+
+type shapeRes struct {
+	reQuoted, reUUID, reDigest, rePrefID, reHex, rePath, reFile, reNumber, reSpace *regexp.Regexp
+}
 
 // errorShape is an error's code and its message with ids, paths, file
 // names, quoted values and numbers replaced, so that one error seen in
@@ -422,25 +430,26 @@ func errorShape(code, msg string) string {
 }
 
 func normaliseMessage(msg string) string {
-	s := reSpace.ReplaceAllString(strings.TrimSpace(msg), " ")
-	s = reQuoted.ReplaceAllString(s, `"…"`)
-	s = reUUID.ReplaceAllString(s, "<id>")
-	s = reDigest.ReplaceAllString(s, "<digest>")
-	s = rePrefID.ReplaceAllString(s, "<id>")
-	s = rePath.ReplaceAllString(s, "<path>")
-	s = reFile.ReplaceAllStringFunc(s, func(m string) string {
+	re := shapeRegexps()
+	s := re.reSpace.ReplaceAllString(strings.TrimSpace(msg), " ")
+	s = re.reQuoted.ReplaceAllString(s, `"…"`)
+	s = re.reUUID.ReplaceAllString(s, "<id>")
+	s = re.reDigest.ReplaceAllString(s, "<digest>")
+	s = re.rePrefID.ReplaceAllString(s, "<id>")
+	s = re.rePath.ReplaceAllString(s, "<path>")
+	s = re.reFile.ReplaceAllStringFunc(s, func(m string) string {
 		if strings.Count(m, ".") == 1 && len(m) <= 4 { // "e.g", "i.e"
 			return m
 		}
 		return "<file>"
 	})
-	s = reHex.ReplaceAllStringFunc(s, func(m string) string {
+	s = re.reHex.ReplaceAllStringFunc(s, func(m string) string {
 		if len(m) < 8 && !strings.HasPrefix(strings.ToLower(m), "0x") {
 			return m
 		}
 		return "<hex>"
 	})
-	s = reNumber.ReplaceAllString(s, "${1}<n>")
+	s = re.reNumber.ReplaceAllString(s, "${1}<n>")
 	if r := []rune(s); len(r) > maxMessageShape {
 		s = string(r[:maxMessageShape]) + "…"
 	}

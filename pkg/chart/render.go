@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/flameox/flameox/pkg/analysis"
 	"github.com/flameox/flameox/pkg/compare"
@@ -27,7 +28,7 @@ const (
 )
 
 // runSetID is how a run set's id is spelled (pkg/runset).
-var runSetID = regexp.MustCompile(`^rs-[0-9a-f]{32}$`)
+var runSetID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^rs-[0-9a-f]{32}$`) })
 
 // ComparisonRequest is what render comparison draws: two runs (the
 // benchstat view of compare RUN_A RUN_B), two run sets (experiment
@@ -110,11 +111,11 @@ func write(res *PictureResult, out, format string, png bool, draw func(string) (
 func ComparisonOf(ctx context.Context, ws *workspace.Workspace, req ComparisonRequest) (*ComparisonChart, string, []string, error) {
 	in := req.Inputs
 	switch {
-	case len(in) == 2 && runSetID.MatchString(in[0]) && runSetID.MatchString(in[1]):
+	case len(in) == 2 && runSetID().MatchString(in[0]) && runSetID().MatchString(in[1]):
 		s := req.Sets
 		s.Baseline, s.Candidate = in[0], in[1]
 		return setsComparison(ctx, ws, s, []string{"baseline", "candidate"}, []string{s.Baseline, s.Candidate})
-	case len(in) == 2 && (runSetID.MatchString(in[0]) || runSetID.MatchString(in[1])):
+	case len(in) == 2 && (runSetID().MatchString(in[0]) || runSetID().MatchString(in[1])):
 		return nil, "", nil, fault.New(fault.InvalidArguments, "a comparison takes two runs or two run sets, not one of each").With("field", "inputs")
 	case len(in) == 2:
 		b := req.Bench

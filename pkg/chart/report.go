@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/flameox/flameox/pkg/analysis"
 	"github.com/flameox/flameox/pkg/compare"
@@ -396,7 +397,7 @@ func Page(r *query.InvestigationReport, pp Pictures) ([]byte, error) {
 		d.CSP += "; script-src " + strings.Join(hashes, " ")
 	}
 	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, d); err != nil {
+	if err := pageTemplate().Execute(&buf, d); err != nil {
 		return nil, fault.Wrap(fault.InternalError, err, "render the report page")
 	}
 	return buf.Bytes(), nil
@@ -415,6 +416,10 @@ func scriptHash(svg []byte) string {
 	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
 }
 
-var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"fixed": func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) },
-}).Parse(pageHTML))
+// pageTemplate is parsed on first use: every flameox process links this
+// package, few of them write a report.
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"fixed": func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) },
+	}).Parse(pageHTML))
+})

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -149,9 +150,11 @@ var exclusions = []string{
 // in order of preference.
 var timeColumns = []string{"started_at", "created_at", "observed_at", "registered_at"}
 
-var tableName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+var tableName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) })
 
-var partName = regexp.MustCompile(`^workspace_id=([0-9a-f-]+)/date=(\d{4}-\d{2}-\d{2})/part-[0-9a-f]+-\d+\.parquet$`)
+var partName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^workspace_id=([0-9a-f-]+)/date=(\d{4}-\d{2}-\d{2})/part-[0-9a-f]+-\d+\.parquet$`)
+})
 
 // Export writes the workspace's pinned commit as a Hive-partitioned Parquet
 // dataset under req.To (docs/fleet.md): only the rows of generations DIR
@@ -314,7 +317,7 @@ func ReadManifest(dir, workspaceID string) (*Manifest, error) {
 	for _, f := range m.Files {
 		// The table is a path component readers join: a plain name, never
 		// ".." or "manifests".
-		if !tableName.MatchString(f.Table) || f.Table == "manifests" || !partName.MatchString(strings.TrimPrefix(f.Path, f.Table+"/")) || !strings.HasPrefix(f.Path, f.Table+"/workspace_id="+workspaceID+"/") {
+		if !tableName().MatchString(f.Table) || f.Table == "manifests" || !partName().MatchString(strings.TrimPrefix(f.Path, f.Table+"/")) || !strings.HasPrefix(f.Path, f.Table+"/workspace_id="+workspaceID+"/") {
 			return nil, fault.New(fault.WorkspaceInvalid, "%s lists an unexpected path %q", path, f.Path).With("file", path)
 		}
 	}
@@ -559,7 +562,7 @@ func stage(ctx context.Context, snap *corpus.Snapshot, plans []*tablePlan, stagi
 				return nil, fault.Wrap(fault.InternalError, err, "staged file %s", f.Path)
 			}
 			rel = filepath.ToSlash(rel)
-			m := partName.FindStringSubmatch(rel)
+			m := partName().FindStringSubmatch(rel)
 			if m == nil || m[1] != wsID {
 				return nil, fault.New(fault.InternalError, "DuckDB wrote %s, not a part of the export layout", rel)
 			}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/flameox/flameox/pkg/digest"
 	"github.com/flameox/flameox/pkg/fault"
@@ -35,13 +36,13 @@ func Lifecycles() []string { return []string{Active, Retired} }
 // MaxTextBytes bounds a free-text field (question, claim, ...).
 const MaxTextBytes = 16 << 10
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`)
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`) })
 
 // ValidID reports whether id can name a record: 1 to 128 letters, digits,
 // '.', '_', ':' or '-', starting with a letter or digit. Ids appear in
 // resource URIs and file-free tables, never in paths, but the same rule
 // everywhere keeps them printable and bounded.
-func ValidID(id string) bool { return idPattern.MatchString(id) }
+func ValidID(id string) bool { return idPattern().MatchString(id) }
 
 // Member is one run of a run set, with the trial that produced it when an
 // experiment froze the set.

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flameox/flameox/pkg/adapter"
@@ -71,7 +72,7 @@ func (*Adapter) Extractors() []adapter.Extractor { return []adapter.Extractor{Ne
 
 // versionLine is the first line of `coverage --version`:
 // "Coverage.py, version 7.17.5 with C extension".
-var versionLine = regexp.MustCompile(`^Coverage\.py, version (\S+)(?: with (.*))?$`)
+var versionLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Coverage\.py, version (\S+)(?: with (.*))?$`) })
 
 // Probe runs `python3 -m coverage --version`, which reports and changes
 // nothing.
@@ -88,7 +89,7 @@ func (a *Adapter) Probe(ctx context.Context) adapter.Capability {
 	c.Facts["python3"] = exe
 	out, err := a.Sys.Output(ctx, []string{exe, "-m", "coverage", "--version"}, 10*time.Second)
 	first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	m := versionLine.FindStringSubmatch(strings.TrimSpace(first))
+	m := versionLine().FindStringSubmatch(strings.TrimSpace(first))
 	if err != nil || m == nil {
 		c.Status = adapter.Unavailable
 		c.Limitations = append(c.Limitations, "coverage.py is not importable by "+exe+" (`python3 -m coverage --version` failed)")
@@ -126,7 +127,7 @@ type Options struct {
 
 var optionNames = []string{"context", "source"}
 
-var safeValue = regexp.MustCompile(`^[A-Za-z0-9_./:@+][A-Za-z0-9_./:=@+, -]{0,255}$`)
+var safeValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_./:@+][A-Za-z0-9_./:=@+, -]{0,255}$`) })
 
 // ParseOptions reads context and source; anything else is
 // INVALID_CAPTURE_PLAN.
@@ -148,7 +149,7 @@ func ParseOptions(opts map[string]string) (Options, error) {
 			return o, fault.New(fault.InvalidCapturePlan, "coverage has no capture option %q", k).
 				With("options", strings.Join(optionNames, ","))
 		}
-		if !safeValue.MatchString(v) {
+		if !safeValue().MatchString(v) {
 			return o, fault.New(fault.InvalidCapturePlan, "coverage option %s=%q: want letters, digits and _ . / : = @ + , - or spaces, at most 256, starting with a letter, a digit or _ . / : @ +", k, v).With("option", k)
 		}
 	}

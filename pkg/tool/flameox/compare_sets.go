@@ -7,6 +7,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/compare"
@@ -14,7 +15,7 @@ import (
 )
 
 // runSetID is how a run set's id is spelled (pkg/runset).
-var runSetID = regexp.MustCompile(`^rs-[0-9a-f]{32}$`)
+var runSetID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^rs-[0-9a-f]{32}$`) })
 
 // gate is --fail-on: the decisions that make a finished comparison exit 1.
 type gate map[string]bool

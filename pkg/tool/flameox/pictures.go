@@ -50,7 +50,7 @@ func renderComparisonCmd(ctx context.Context, c *Context, args []string) error {
 	}
 	req.Inputs = fs.Args()
 	req.Bench.Threshold = req.Sets.Threshold
-	sets := fs.NArg() == 2 && runSetID.MatchString(fs.Arg(0)) && runSetID.MatchString(fs.Arg(1))
+	sets := fs.NArg() == 2 && runSetID().MatchString(fs.Arg(0)) && runSetID().MatchString(fs.Arg(1))
 	switch {
 	case sets && req.Sets.Metric == "":
 		return cli.Usagef("drawing two run sets needs --metric M (e.g. process.wall_time or gobench.sec/op)")
