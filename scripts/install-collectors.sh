@@ -12,7 +12,7 @@ apt_packages=(
   heaptrack             # heaptrack and heaptrack_print (memory adapter)
   hyperfine             # benchmark peer for whole-command timings
   gcc                   # cgo (DuckDB) and the C workloads the memory tests build
-  strace                # the security suite's no-network check (pkg/internal/securitytest; unshare is util-linux)
+  strace                # the security suite's no-network check (pkg/internal/securitytest; unshare is util-linux), scripts/bench/capture-profile.sh
   xz-utils              # scripts/bench/perf-xz.sh's workload (xz -9)
 )
 pip_packages=(
