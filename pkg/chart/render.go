@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/flameox/flameox/pkg/analysis"
 	"github.com/flameox/flameox/pkg/compare"
@@ -16,6 +14,7 @@ import (
 	"github.com/flameox/flameox/pkg/fault"
 	"github.com/flameox/flameox/pkg/inquiry"
 	"github.com/flameox/flameox/pkg/query"
+	"github.com/flameox/flameox/pkg/runset"
 	"github.com/flameox/flameox/pkg/stats"
 	"github.com/flameox/flameox/pkg/workspace"
 )
@@ -26,9 +25,6 @@ const (
 	OpScaling    = "render.scaling"
 	OpReport     = "report"
 )
-
-// runSetID is how a run set's id is spelled (pkg/runset).
-var runSetID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^rs-[0-9a-f]{32}$`) })
 
 // ComparisonRequest is what render comparison draws: two runs (the
 // benchstat view of compare RUN_A RUN_B), two run sets (experiment
@@ -111,11 +107,11 @@ func write(res *PictureResult, out, format string, png bool, draw func(string) (
 func ComparisonOf(ctx context.Context, ws *workspace.Workspace, req ComparisonRequest) (*ComparisonChart, string, []string, error) {
 	in := req.Inputs
 	switch {
-	case len(in) == 2 && runSetID().MatchString(in[0]) && runSetID().MatchString(in[1]):
+	case len(in) == 2 && runset.IsID(in[0]) && runset.IsID(in[1]):
 		s := req.Sets
 		s.Baseline, s.Candidate = in[0], in[1]
 		return setsComparison(ctx, ws, s, []string{"baseline", "candidate"}, []string{s.Baseline, s.Candidate})
-	case len(in) == 2 && (runSetID().MatchString(in[0]) || runSetID().MatchString(in[1])):
+	case len(in) == 2 && (runset.IsID(in[0]) || runset.IsID(in[1])):
 		return nil, "", nil, fault.New(fault.InvalidArguments, "a comparison takes two runs or two run sets, not one of each").With("field", "inputs")
 	case len(in) == 2:
 		b := req.Bench

@@ -78,6 +78,20 @@ func ID(sel Selection, members []inquiry.Member) (string, error) {
 	return "rs-" + h[:32], nil
 }
 
+// IsID reports whether s is spelled as ID spells a set's id, so a
+// command can tell a run set from a run by its argument.
+func IsID(s string) bool {
+	if len(s) != len("rs-")+32 || !strings.HasPrefix(s, "rs-") {
+		return false
+	}
+	for _, c := range s[len("rs-"):] {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Freeze builds the run set of req without publishing it. Every member
 // must be a run of the pinned commit (NOT_FOUND naming the first one that
 // is not), unless req.Unpublished.

@@ -121,3 +121,28 @@ func TestFreeze(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestIsID(t *testing.T) {
+	id, err := runset.ID(runset.Selection{}, []inquiry.Member{{RunID: "r1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{id, true},
+		{"rs-0123456789abcdef0123456789abcdef", true},
+		{"rs-0123456789ABCDEF0123456789abcdef", false}, // ID spells lower case
+		{"rs-0123456789abcdef0123456789abcde", false},
+		{"rs-0123456789abcdef0123456789abcdef0", false},
+		{"rs-0123456789abcdef0123456789abcdeg", false},
+		{"tr-0123456789abcdef0123456789abcdef", false},
+		{"0b5e8c1e-3f1a-4a52-9d2b-6c6f7d8e9f00", false}, // a run id
+		{"", false},
+	} {
+		if got := runset.IsID(tc.s); got != tc.want {
+			t.Errorf("IsID(%q) = %v, want %v", tc.s, got, tc.want)
+		}
+	}
+}

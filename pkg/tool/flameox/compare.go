@@ -11,6 +11,7 @@ import (
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/compare"
 	"github.com/flameox/flameox/pkg/query"
+	"github.com/flameox/flameox/pkg/runset"
 	"golang.org/x/perf/benchunit"
 )
 
@@ -40,7 +41,7 @@ func compareCmd(ctx context.Context, c *Context, args []string) error {
 		return cli.Usagef("compare needs two runs (RUN_A, the baseline, and RUN_B) or two run sets (BASELINE_SET CANDIDATE_SET --metric M)")
 	}
 	req.Threshold = sets.Threshold
-	if a, b := runSetID().MatchString(fs.Arg(0)), runSetID().MatchString(fs.Arg(1)); a || b {
+	if a, b := runset.IsID(fs.Arg(0)), runset.IsID(fs.Arg(1)); a || b {
 		if !a || !b {
 			return cli.Usagef("compare takes two runs or two run sets, not one of each")
 		}

@@ -5,17 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/flameox/flameox/pkg/cli"
 	"github.com/flameox/flameox/pkg/compare"
 	"github.com/flameox/flameox/pkg/stats"
 )
-
-// runSetID is how a run set's id is spelled (pkg/runset).
-var runSetID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^rs-[0-9a-f]{32}$`) })
 
 // gate is --fail-on: the decisions that make a finished comparison exit 1.
 type gate map[string]bool

@@ -7,6 +7,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/chart"
 	"github.com/flameox/flameox/pkg/cli"
+	"github.com/flameox/flameox/pkg/runset"
 )
 
 // pictureCommands are render comparison, render scaling and report.
@@ -50,7 +51,7 @@ func renderComparisonCmd(ctx context.Context, c *Context, args []string) error {
 	}
 	req.Inputs = fs.Args()
 	req.Bench.Threshold = req.Sets.Threshold
-	sets := fs.NArg() == 2 && runSetID().MatchString(fs.Arg(0)) && runSetID().MatchString(fs.Arg(1))
+	sets := fs.NArg() == 2 && runset.IsID(fs.Arg(0)) && runset.IsID(fs.Arg(1))
 	switch {
 	case sets && req.Sets.Metric == "":
 		return cli.Usagef("drawing two run sets needs --metric M (e.g. process.wall_time or gobench.sec/op)")
