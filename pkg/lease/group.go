@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,6 +22,10 @@ import (
 // signalled through a pidfd, after checking through it that it is still in
 // the group and started no earlier than the leader. A descendant that left
 // the group (setsid) is not found this way.
+//
+// KillGroup returns once every signalled process has died (or after
+// killWait): SIGKILL is delivered asynchronously, and a caller that reports
+// the leftovers killed must not find them still running.
 func KillGroup(leader Owner) (int, error) {
 	if leader.PID <= 1 || leader.BootID == "" {
 		return 0, nil
@@ -41,7 +46,12 @@ func KillGroup(leader Owner) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	killed := 0
+	var fds []int
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid <= 1 || pid == os.Getpid() {
@@ -56,11 +66,47 @@ func KillGroup(leader Owner) (int, error) {
 		}
 		// The pidfd pins the process: check again that it is the member.
 		if member(pid, leader) && unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil {
-			killed++
+			fds = append(fds, fd)
+			continue
 		}
 		unix.Close(fd)
 	}
-	return killed, nil
+	waitExited(fds, killWait)
+	return len(fds), nil
+}
+
+// killWait bounds how long KillGroup waits for the processes it killed to
+// die; a process stuck in uninterruptible sleep can outlast a SIGKILL.
+const killWait = 10 * time.Second
+
+// waitExited waits until each pidfd reports its process exited (a pidfd
+// polls readable once the process is a zombie or gone), or until limit.
+func waitExited(fds []int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	pending := make([]unix.PollFd, 0, len(fds))
+	for _, fd := range fds {
+		pending = append(pending, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+	}
+	for len(pending) > 0 {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return
+		}
+		n, err := unix.Poll(pending, int(left.Milliseconds())+1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return
+		}
+		open := pending[:0]
+		for _, p := range pending {
+			if p.Revents == 0 {
+				open = append(open, p)
+			}
+		}
+		pending = open
+	}
 }
 
 // member reports whether pid is a live process of leader's group that
