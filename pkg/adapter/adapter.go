@@ -133,6 +133,25 @@ type WorkloadProber interface {
 	ProbeWorkload(ctx context.Context, argv []string) Capability
 }
 
+// ExitHider is implemented by adapters whose collector launches the
+// workload as its child and then exits with a status of its own, whatever
+// the workload's: py-spy record exits 0 after its workload failed
+// (benfred/py-spy#717). The capture then has the broker read the
+// workload's exit status itself (broker.Spec.WatchExit), and the run's
+// exit status is the workload's; the collector's is kept beside it.
+type ExitHider interface {
+	HidesWorkloadExit() bool
+}
+
+// InProcess is implemented by adapters whose collector runs the workload
+// in its own process rather than as a child (Valgrind executes it on a
+// synthetic CPU), though the collector's argv ends with the workload's:
+// nothing stands between them in the process tree, so the run's process
+// figures are the collector's and the workload's together.
+type InProcess interface {
+	RunsWorkloadInProcess() bool
+}
+
 // ResultChecker is implemented by adapters that judge a successful
 // workload's result themselves, beside any oracle the workload declares:
 // a `go test -bench` run whose pattern matched no benchmark exits 0 but

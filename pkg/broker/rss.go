@@ -126,12 +126,21 @@ type sampler struct {
 	seen map[procKey]*procUse // written by the polling goroutine until done
 	stop chan struct{}
 	done chan struct{}
+	// watchDepth is the depth of the process whose exit is followed
+	// (exit.go), or -1; watchArgv its argv, and watch follows it once
+	// seen.
+	watchDepth int
+	watchArgv  []string
+	watch      *exitWatch
 }
 
 // sampleTree polls the tree below pid until exited is closed: every 2 ms
-// for the first 50 ms (short-lived children), then every 20 ms.
-func sampleTree(pid int, exited <-chan struct{}) *sampler {
-	s := &sampler{root: pid, seen: map[procKey]*procUse{}, stop: make(chan struct{}), done: make(chan struct{})}
+// for the first 50 ms (short-lived children), then every 20 ms. With
+// watchDepth >= 0 it follows the exit of the first process it sees at
+// that depth running watchArgv (see isWorkload).
+func sampleTree(pid int, exited <-chan struct{}, watchDepth int, watchArgv []string) *sampler {
+	s := &sampler{root: pid, seen: map[procKey]*procUse{}, stop: make(chan struct{}), done: make(chan struct{}),
+		watchDepth: watchDepth, watchArgv: watchArgv}
 	go func() {
 		defer close(s.done)
 		start := time.Now()
@@ -174,6 +183,9 @@ func (s *sampler) poll(buf []byte) {
 		}
 		u.hwm = max(u.hwm, hwm)
 		u.last = p
+		if it.depth == s.watchDepth && s.watch == nil && !p.dead() && isWorkload(it.pid, p.ppid, s.watchArgv) {
+			s.watch = watchExit(it.pid, p.start, buf)
+		}
 		if !p.dead() {
 			if b, err := os.ReadFile("/proc/" + strconv.Itoa(it.pid) + "/comm"); err == nil {
 				u.comm = string(bytes.TrimSpace(b)) // exec changes it

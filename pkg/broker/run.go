@@ -101,7 +101,11 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		wall = time.Since(res.Start)
 		close(done)
 	}()
-	smp := sampleTree(pid, done)
+	watchDepth := -1
+	if len(spec.WatchArgv) > 0 && spec.WorkloadDepth > 0 {
+		watchDepth = spec.WorkloadDepth
+	}
+	smp := sampleTree(pid, done, watchDepth, spec.WatchArgv)
 	defer func() {
 		if r := recover(); r != nil { // from OnStart: do not leave the tree running
 			t.terminate(0)
@@ -126,13 +130,16 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		res.PeakRSS, res.PeakRSSSource = peakRSS(res.PeakRSS, vmHWM(os.Getpid()), smp)
 		tree := Usage{UserCPU: res.UserCPU, SysCPU: res.SysCPU, CPUSource: CPUWait4, PeakRSS: res.PeakRSS, PeakRSSSource: res.PeakRSSSource}
 		res.Workload, res.Collector = split(tree, spec.WorkloadDepth, smp, root, rootOK && root.dead())
+		// The tree is gone and reaped (orphans by the cleanup above), so
+		// the kernel has recorded the workload's exit.
+		res.WorkloadExit = smp.watch.finish()
 	case <-time.After(killWindow):
 		// SIGKILLed yet not exiting (uninterruptible sleep): reap it later.
 		res.CleanupComplete = false
 		if !slices.Contains(res.Leftover, pid) {
 			res.Leftover = append(res.Leftover, pid)
 		}
-		go func() { <-done; unix.Wait4(pid, nil, 0, nil); t.unregister() }()
+		go func() { <-done; unix.Wait4(pid, nil, 0, nil); t.unregister(); <-smp.done; smp.watch.finish() }()
 	}
 	res.Killed = len(t.signalled)
 

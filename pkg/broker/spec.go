@@ -61,6 +61,12 @@ type Spec struct {
 	// Result.Workload then covers the processes at that depth and below,
 	// Result.Collector the ones above.
 	WorkloadDepth int
+	// WatchArgv, with WorkloadDepth > 0, has the broker read the exit
+	// status of the workload into Result.WorkloadExit: the first process
+	// at that depth running WatchArgv, the workload's argv as the
+	// collector starts it (see isWorkload). For collectors whose own exit
+	// status does not carry the workload's (exit.go).
+	WatchArgv []string
 }
 
 // Stream is one captured output stream.
@@ -100,15 +106,18 @@ type Result struct {
 	// which figures are exact and why.
 	Workload  Usage
 	Collector *Usage
-	// ExitCode is the exit status, or -1 when a signal ended the process;
-	// Signal then names it ("SIGKILL").
+	// ExitCode is the exit status of the started child, or -1 when a
+	// signal ended it; Signal then names it ("SIGKILL").
 	ExitCode   int
 	Signal     string
 	CoreDumped bool
-	TimedOut   bool
-	Cancelled  bool
-	Stdout     Stream
-	Stderr     Stream
+	// WorkloadExit is how the workload below the collector ended, read by
+	// the broker (Spec.WatchArgv); nil when not asked for or unknown.
+	WorkloadExit *Exit
+	TimedOut     bool
+	Cancelled    bool
+	Stdout       Stream
+	Stderr       Stream
 	// Killed counts the processes of the tree (the child included) that the
 	// broker signalled. CleanupComplete says that a scan after the last
 	// signal found no process of the tree left, orphans re-parented to

@@ -46,6 +46,10 @@ type proc struct {
 	// CPU time in clock ticks: the process's own (every thread, living or
 	// not), and that of the children it has waited for (cutime, cstime).
 	utime, stime, cutime, cstime uint64
+	// exit is field 52, the wait status the process exited with (as
+	// waitpid reports it); meaningful only once it is dead.
+	exit    int
+	hasExit bool
 }
 
 func (p proc) dead() bool { return p.state == 'Z' || p.state == 'X' }
@@ -77,6 +81,11 @@ func readProc(pid int, buf []byte) (proc, bool) {
 	p.start, e3 = strconv.ParseUint(string(f[19]), 10, 64)
 	for i, v := range []*uint64{&p.utime, &p.stime, &p.cutime, &p.cstime} {
 		*v, _ = strconv.ParseUint(string(f[11+i]), 10, 64) // fields 14-17
+	}
+	if len(f) >= 50 {
+		var err error
+		p.exit, err = strconv.Atoi(string(f[49]))
+		p.hasExit = err == nil
 	}
 	return p, e1 == nil && e2 == nil && e3 == nil
 }

@@ -169,7 +169,7 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 		mid := m.Clone()
 		mid.Revision++
 		mid.UpdatedAt = s.now()
-		mid.ExecutionStatus, mid.Process, _ = outcome(res, runErr)
+		mid.ExecutionStatus, mid.Process, _ = outcome(res, runErr, real)
 		mid.ValidationStatus, mid.Reason = run.ValidationRunning, "validating"
 		if err := s.locked(ctx, func() error { return runs.Append(&m, mid) }); err != nil {
 			return err
@@ -193,7 +193,7 @@ func (s *Service) Execute(ctx context.Context, req PlanRequest) (*Result, error)
 	final.Artifacts = regs
 	final.Limitations = append(final.Limitations, lim...)
 	final.ValidationStatus, final.Validation = validation, vinfo
-	final.ExecutionStatus, final.Process, final.Error = outcome(res, runErr)
+	final.ExecutionStatus, final.Process, final.Error = outcome(res, runErr, real)
 	final.Limitations = append(final.Limitations, usageLimitations(final.Process)...)
 	final.CaptureStatus = run.CaptureRegistered
 	switch {
@@ -257,11 +257,15 @@ func (s *Service) runWorkload(ctx context.Context, p *prepared, outDir, stage st
 		defer t.Close()
 		out = t
 	}
+	var watch []string
+	if hidesExit(p) {
+		watch = workloadArgv(p)
+	}
 	return broker.Run(ctx, broker.Spec{
 		Argv: p.plan.Wrapped, Dir: p.inst.Cwd, Env: p.env,
 		Stdout: out, Stderr: stderr, StdoutLimit: p.plan.Limits.MaxOutputBytes, StderrLimit: p.plan.Limits.MaxOutputBytes,
 		Timeout: time.Duration(p.plan.Limits.TimeoutNs), Grace: time.Duration(p.plan.Limits.GraceNs),
-		OnStart: onStart, WorkloadDepth: workloadDepth(p),
+		OnStart: onStart, WorkloadDepth: workloadDepth(p), WatchArgv: watch,
 	})
 }
 
@@ -497,7 +501,10 @@ func (s *Service) register(ctx context.Context, p *prepared, runID, outDir, stag
 }
 
 // outcome maps the broker result to the execution state and process facts.
-func outcome(res *broker.Result, err error) (string, *run.ProcessInfo, *fault.Error) {
+// Below a collector that hides its workload's exit status (p's adapter is
+// an adapter.ExitHider), the workload's status read by the broker decides,
+// and a collector that failed fails the execution too.
+func outcome(res *broker.Result, err error, p *prepared) (string, *run.ProcessInfo, *fault.Error) {
 	if res == nil {
 		fe := fault.As(err)
 		if fe.Code == fault.ProcessCancelled {
@@ -505,28 +512,58 @@ func outcome(res *broker.Result, err error) (string, *run.ProcessInfo, *fault.Er
 		}
 		return run.ExecFailed, nil, fe
 	}
-	p := &run.ProcessInfo{Pid: res.Pid, ExitCode: res.ExitCode, Signal: res.Signal, WallTimeNs: int64(res.Wall),
+	pi := &run.ProcessInfo{Pid: res.Pid, ExitCode: res.ExitCode, Signal: res.Signal, WallTimeNs: int64(res.Wall),
 		TimedOut: res.TimedOut, Cancelled: res.Cancelled, CleanupComplete: res.CleanupComplete, Killed: res.Killed,
 		StdoutBytes: res.Stdout.Total, StderrBytes: res.Stderr.Total, OutputTruncated: res.Stdout.Truncated || res.Stderr.Truncated,
 		Leftover: res.Leftover, RedactedEnv: res.Redacted}
 	if !res.Start.IsZero() {
 		start := res.Start.UTC()
-		p.StartedAt = &start
+		pi.StartedAt = &start
 	}
-	usageOf(p, res)
+	usageOf(pi, res)
+	collectorFailed := false
+	if hidesExit(p) {
+		collectorFailed = res.ExitCode != 0 || res.Signal != ""
+		if e := res.WorkloadExit; e != nil {
+			pi.ExitCode, pi.Signal, pi.ExitSource = e.Code, e.Signal, e.Source
+		} else {
+			pi.ExitSource = ExitFromCollector
+		}
+	}
 	switch {
 	case res.TimedOut:
-		return run.ExecTimedOut, p, fault.New(fault.ProcessTimeout, "the workload ran out of time after %s", res.Wall.Round(time.Millisecond))
+		return run.ExecTimedOut, pi, fault.New(fault.ProcessTimeout, "the workload ran out of time after %s", res.Wall.Round(time.Millisecond))
 	case res.Cancelled:
-		return run.ExecCancelled, p, fault.New(fault.ProcessCancelled, "the capture was cancelled")
-	case res.ExitCode != 0:
-		what := fmt.Sprintf("exit status %d", res.ExitCode)
-		if res.Signal != "" {
-			what = "signal " + res.Signal
-		}
-		return run.ExecFailed, p, fault.New(fault.ProcessFailed, "the workload failed with %s", what)
+		return run.ExecCancelled, pi, fault.New(fault.ProcessCancelled, "the capture was cancelled")
+	case collectorFailed && pi.ExitSource == ExitFromCollector:
+		return run.ExecFailed, pi, fault.New(fault.ProcessFailed, "the collector %s failed with %s; the workload's own exit status could not be read",
+			p.ad.Name(), exitText(res.ExitCode, res.Signal))
+	case collectorFailed:
+		return run.ExecFailed, pi, fault.New(fault.ProcessFailed, "the collector %s failed with %s; the workload ended with %s",
+			p.ad.Name(), exitText(res.ExitCode, res.Signal), exitText(pi.ExitCode, pi.Signal))
+	case pi.ExitCode != 0 || pi.Signal != "":
+		return run.ExecFailed, pi, fault.New(fault.ProcessFailed, "the workload failed with %s", exitText(pi.ExitCode, pi.Signal))
 	}
-	return run.ExecSucceeded, p, nil
+	return run.ExecSucceeded, pi, nil
+}
+
+// ExitFromCollector is run.ProcessInfo.ExitSource when the workload's own
+// exit status could not be read below a collector that hides it.
+const ExitFromCollector = "collector"
+
+// hidesExit reports whether p's collector launches the workload and exits
+// with a status of its own (adapter.ExitHider).
+func hidesExit(p *prepared) bool {
+	h, ok := p.ad.(adapter.ExitHider)
+	return ok && h.HidesWorkloadExit() && workloadDepth(p) > 0
+}
+
+// exitText is "exit status 3" or "signal SIGKILL".
+func exitText(code int, signal string) string {
+	if signal != "" {
+		return "signal " + signal
+	}
+	return fmt.Sprintf("exit status %d", code)
 }
 
 // abandon closes a run that could not start: execution failed (or

@@ -35,14 +35,18 @@ func (r *runRows) processMeasurements(m *run.Manifest) error {
 // processRows are the process facts as measured by the broker, each
 // labelled with the processes it covers (dimension "process"):
 //
-//   - process.wall_time and process.exit_code: the command flameox
-//     started ("started": the collector when an adapter's collector
-//     launches the workload, Bubblewrap when contained);
+//   - process.wall_time: the command flameox started ("started": the
+//     collector when an adapter's collector launches the workload,
+//     Bubblewrap when contained);
+//   - process.exit_code: the workload's own ("workload") when the broker
+//     read it below a collector that hides it (py-spy), else the started
+//     command's;
 //   - process.user_time, process.system_time and process.peak_rss: the
 //     workload's own processes ("workload");
 //   - collector.user_time, collector.system_time and collector.peak_rss:
 //     the processes above the workload ("collector": the collector, and
-//     Bubblewrap when contained), only when there are any.
+//     Bubblewrap when contained), only when there are any, with
+//     collector.exit_code, how the started command ended.
 //
 // Dimension "processes" names the command names covered, "source" how
 // the figure was obtained (wait4, proc_stat, sampled, unknown).
@@ -83,12 +87,16 @@ func processRows(m *run.Manifest) ([]schema.Measurement, error) {
 		{"process.peak_rss", "bytes", p.PeakRSSBytes, with(workload, p.PeakRSSSource)},
 		{"process.exit_code", "code", int64(p.ExitCode), started},
 	}
+	if p.ExitSource == broker.ExitPidfd || p.ExitSource == broker.ExitProcStat {
+		figs[len(figs)-1].dims = with(workload, p.ExitSource)
+	}
 	if c := p.Collector; c != nil {
 		coll := map[string]string{"process": "collector", "processes": strings.Join(c.Processes, ",")}
 		figs = append(figs,
 			fig{"collector.user_time", "ns", c.UserTimeNs, with(coll, c.CPUSource)},
 			fig{"collector.system_time", "ns", c.SystemTimeNs, with(coll, c.CPUSource)},
-			fig{"collector.peak_rss", "bytes", c.PeakRSSBytes, with(coll, c.PeakRSSSource)})
+			fig{"collector.peak_rss", "bytes", c.PeakRSSBytes, with(coll, c.PeakRSSSource)},
+			fig{"collector.exit_code", "code", int64(c.ExitCode), started})
 	}
 	rows := make([]schema.Measurement, 0, len(figs))
 	for _, f := range figs {

@@ -101,16 +101,24 @@ type ContainmentInfo struct {
 
 // ProcessInfo is the process outcome (the process adapter's evidence).
 //
-// Pid, ExitCode, Signal and WallTimeNs are the started command's: the
-// collector's when an adapter's collector launches the workload (py-spy,
-// perf), Bubblewrap's when contained. UserTimeNs, SystemTimeNs and
+// Pid and WallTimeNs are the started command's: the collector's when an
+// adapter's collector launches the workload (py-spy, perf), Bubblewrap's
+// when contained. ExitCode and Signal are the workload's (ExitSource says
+// how they were read). UserTimeNs, SystemTimeNs and
 // PeakRSSBytes are the workload's own processes' (the whole tree's when
 // nothing stands above the workload), and Collector holds the processes
 // above it; the sources say how each figure was obtained (broker.Usage).
 type ProcessInfo struct {
-	Pid           int    `json:"pid"`
-	ExitCode      int    `json:"exit_code"`
-	Signal        string `json:"signal,omitempty"`
+	Pid      int    `json:"pid"`
+	ExitCode int    `json:"exit_code"`
+	Signal   string `json:"signal,omitempty"`
+	// ExitSource says whose exit status ExitCode and Signal are. Empty:
+	// the command flameox started (the workload, or a collector that
+	// passes its workload's status on). pidfd_info or proc_stat: the
+	// workload's own, read below a collector whose status does not carry
+	// it (py-spy); collector: that workload's could not be read, so they
+	// are the collector's (Collector holds its status either way).
+	ExitSource    string `json:"exit_source,omitempty"`
 	WallTimeNs    int64  `json:"wall_time_ns"`
 	UserTimeNs    int64  `json:"user_time_ns"`
 	SystemTimeNs  int64  `json:"system_time_ns"`
@@ -148,12 +156,16 @@ type ProcessInfo struct {
 // workload (see ProcessInfo).
 type Usage struct {
 	// Processes names them, outermost first: ["py-spy"], ["bwrap", "perf"].
-	Processes     []string `json:"processes"`
-	UserTimeNs    int64    `json:"user_time_ns"`
-	SystemTimeNs  int64    `json:"system_time_ns"`
-	CPUSource     string   `json:"cpu_source"`
-	PeakRSSBytes  int64    `json:"peak_rss_bytes"`
-	PeakRSSSource string   `json:"peak_rss_source"`
+	Processes []string `json:"processes"`
+	// ExitCode and Signal are how the outermost of them ended (-1 and the
+	// signal's name when a signal ended it).
+	ExitCode      int    `json:"exit_code"`
+	Signal        string `json:"signal,omitempty"`
+	UserTimeNs    int64  `json:"user_time_ns"`
+	SystemTimeNs  int64  `json:"system_time_ns"`
+	CPUSource     string `json:"cpu_source"`
+	PeakRSSBytes  int64  `json:"peak_rss_bytes"`
+	PeakRSSSource string `json:"peak_rss_source"`
 }
 
 // ValidationInfo records the oracle run that decided validation_status.

@@ -83,6 +83,10 @@ func (a *Adapter) Probe(ctx context.Context) adapter.Capability {
 var optionFlags = map[string]string{"stacks": "--stacks", "detailed_freq": "--detailed-freq", "max_snapshots": "--max-snapshots",
 	"pages_as_heap": "--pages-as-heap", "depth": "--depth", "threshold": "--threshold"}
 
+// RunsWorkloadInProcess: valgrind execs its tool, which runs the program
+// in the same process.
+func (*Adapter) RunsWorkloadInProcess() bool { return true }
+
 // Plan returns `valgrind --tool=massif --massif-out-file=OUT/massif.out
 // [flags] argv...`. It creates nothing.
 func (a *Adapter) Plan(req adapter.PlanRequest) (*adapter.Plan, error) {

@@ -105,3 +105,46 @@ func TestLiveWorkloadResources(t *testing.T) {
 	}
 	adaptertest.CheckWrappedUsage(t, r.Run.Process, 64<<20, "py-spy")
 }
+
+// TestLiveExitStatus: py-spy record exits 0 whatever its workload's exit
+// status (benfred/py-spy#717) and 1 when it cannot sample: the run's exit
+// status is the workload's own, read below py-spy, and a py-spy that
+// failed fails the run even though its workload succeeded.
+func TestLiveExitStatus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live capture")
+	}
+	a := New()
+	adaptertest.Usable(t, a.Probe(context.Background()))
+	testenv.LookPath(t, "python3")
+	project := t.TempDir()
+	// A Python workload that fails after running long enough to be sampled.
+	os.WriteFile(filepath.Join(project, "fail.py"), []byte("import sys\nsum(i * i for i in range(3000000))\nsys.exit(3)\n"), 0o644)
+	toml := "schema_version = 1\n[workloads.fail]\nargv = [\"python3\", \"fail.py\"]\ntimeout_seconds = 60\n" +
+		"[workloads.shell]\nargv = [\"./shell.py\"]\ntimeout_seconds = 60\n"
+
+	l := adaptertest.Capture(t, project, toml, "fail", Name, process.New(), a)
+	m := l.Result.Run
+	p := m.Process
+	if m.ExecutionStatus != run.ExecFailed || p == nil || p.ExitCode != 3 || p.ExitSource == "" || p.Collector == nil || p.Collector.ExitCode != 0 {
+		t.Fatalf("a workload exiting 3 under py-spy: execution %s, process %+v, collector %+v, error %v", m.ExecutionStatus, p, p.Collector, m.Error)
+	}
+	if m.Error == nil || !strings.Contains(m.Error.Message, "the workload failed with exit status 3") {
+		t.Errorf("error = %v", m.Error)
+	}
+
+	// A ".py" workload that is a shell script: py-spy finds no interpreter
+	// in it, gives up and exits 1, while the script itself succeeds.
+	project = t.TempDir()
+	os.WriteFile(filepath.Join(project, "shell.py"), []byte("#!/bin/sh\nsleep 1\necho done\n"), 0o755)
+	l = adaptertest.Capture(t, project, toml, "shell", Name, process.New(), a)
+	m = l.Result.Run
+	p = m.Process
+	if m.ExecutionStatus != run.ExecFailed || p == nil || p.Collector == nil || p.Collector.ExitCode == 0 {
+		t.Fatalf("py-spy unable to sample: execution %s, process %+v, error %v\nstderr:\n%s", m.ExecutionStatus, p, m.Error, l.Stderr())
+	}
+	if m.Error == nil || !strings.Contains(m.Error.Message, "the collector py-spy failed with exit status") {
+		t.Errorf("error = %v", m.Error)
+	}
+	t.Logf("workload %s %d (%s), py-spy exit %d: %s", p.Signal, p.ExitCode, p.ExitSource, p.Collector.ExitCode, m.Error.Message)
+}

@@ -36,6 +36,10 @@ func New() *Adapter { return &Adapter{Sys: RealSystem()} }
 
 func (*Adapter) Name() string { return Name }
 
+// HidesWorkloadExit: py-spy record exits 0 whatever its workload's exit
+// status (benfred/py-spy#717), and 1 when it fails itself.
+func (*Adapter) HidesWorkloadExit() bool { return true }
+
 // Probe reports whether py-spy can sample a child here, without sampling.
 func (a *Adapter) Probe(ctx context.Context) adapter.Capability {
 	return Assess(Gather(ctx, a.Sys))

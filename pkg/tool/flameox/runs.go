@@ -416,9 +416,17 @@ func processLine(p *run.ProcessInfo) string {
 }
 
 // usageLine is the resource use of the processes above a wrapped
-// workload (the collector: py-spy, perf, bwrap).
+// workload (the collector: py-spy, perf, bwrap), and how they ended when
+// that was not exit 0.
 func usageLine(u *run.Usage) string {
-	return cli.Cut(orDash(strings.Join(u.Processes, ", ")), 60) + ": user " + formatQuantity(float64(u.UserTimeNs), "ns") +
+	exit := ""
+	switch {
+	case u.Signal != "":
+		exit = "signal " + u.Signal + ", "
+	case u.ExitCode != 0:
+		exit = fmt.Sprintf("exit %d, ", u.ExitCode)
+	}
+	return cli.Cut(orDash(strings.Join(u.Processes, ", ")), 60) + ": " + exit + "user " + formatQuantity(float64(u.UserTimeNs), "ns") +
 		", sys " + formatQuantity(float64(u.SystemTimeNs), "ns") + ", peak RSS " + rssText(u.PeakRSSBytes, u.PeakRSSSource) +
 		" (not counted in the workload's figures)"
 }
