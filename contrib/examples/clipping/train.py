@@ -11,13 +11,17 @@ so the output (and the oracle, validate.py) cannot tell them apart, and
 their CPU profiles have the same shape. What differs is what the program
 records with flameox_observe (copy contrib/python/flameox_observe.py
 next to this file): observe("policy", clipping_enabled=...).
+
+It trains for a second or two: py-spy gives up attaching after about
+twenty tries, and a program that ends while a loaded machine keeps py-spy
+waiting would leave no profile.
 """
 
 import sys
 
 from flameox_observe import observe, phase
 
-CONFIG = {"lr": 0.01, "steps": 200_000, "clip_grad_norm": 1.0}
+CONFIG = {"lr": 0.01, "steps": 600_000, "clip_grad_norm": 1.0}
 DATA = [(x / 10, 3 * x / 10) for x in range(1, 11)]
 
 
