@@ -12,23 +12,20 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${1:-$here/bin}
 work=$(mktemp -d "${TMPDIR:-/tmp}/flameox-bench-capdur.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-cd "$work"
-git init -q . && git -c user.name=b -c user.email=b@example.invalid commit -q --allow-empty -m init
 busy="timeout 0.3 sh -c 'while :; do :; done'; true"
+. "$(dirname "$0")/lib.sh"
 {
   echo 'schema_version = 1'
   for d in 0.005 0.05 0.2 0.3 1; do
     printf '[workloads.s%s]\nargv = ["/bin/sleep", "%s"]\ntimeout_seconds = 10\n' "${d/./_}" "$d"
   done
   printf '[workloads.busy]\nargv = ["/bin/sh", "-c", "%s"]\ntimeout_seconds = 10\n' "$busy"
-} > flameox.toml
-"$bin/flameox" init >/dev/null
+} | bench_project "$work" "$bin/flameox" s0_005 s0_05 s0_2 s0_3 s1 busy
+cd "$work"
 cmds=()
 for d in 0.005 0.05 0.2 0.3 1; do
-  "$bin/flameox" workload approve "s${d/./_}" >/dev/null
   cmds+=("/bin/sleep $d" "$bin/flameox capture run process --workload s${d/./_}")
 done
-"$bin/flameox" workload approve busy >/dev/null
 cmds+=("sh -c \"$busy\"" "$bin/flameox capture run process --workload busy")
 python3 "$here/scripts/bench/rounds.py" --rounds "${ROUNDS:-10}" --warmup 1 \
   --title "capture overhead by duration" "${cmds[@]}" | tee table.md

@@ -11,16 +11,14 @@ bin=${1:-$(cd "$(dirname "$0")/../.." && pwd)/bin}
 n=${2:-60}
 work=$(mktemp -d "${TMPDIR:-/tmp}/flameox-bench-capprof.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-cd "$work"
-git init -q . && git -c user.name=b -c user.email=b@example.invalid commit -q --allow-empty -m init
-cat > flameox.toml <<'TOML'
+. "$(dirname "$0")/lib.sh"
+bench_project "$work" "$bin/flameox" true <<'TOML'
 schema_version = 1
 [workloads.true]
 argv = ["/bin/true"]
 timeout_seconds = 10
 TOML
-"$bin/flameox" init >/dev/null
-"$bin/flameox" workload approve true >/dev/null
+cd "$work"
 "$bin/flameox" capture run process --workload true >/dev/null 2>&1
 
 echo "## filesystem of $work"

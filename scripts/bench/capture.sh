@@ -10,10 +10,9 @@ set -euo pipefail
 bin=${1:-$(cd "$(dirname "$0")/../.." && pwd)/bin}
 work=$(mktemp -d "${TMPDIR:-/tmp}/flameox-bench-capture.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/lib.sh"
 setup() { # setup DIR FLAMEOX
-  mkdir -p "$1" && cd "$1"
-  git init -q . && git -c user.name=b -c user.email=b@example.invalid commit -q --allow-empty -m init
-  cat > flameox.toml <<'TOML'
+  bench_project "$1" "$2" true second <<'TOML'
 schema_version = 1
 [workloads.true]
 argv = ["/bin/true"]
@@ -22,9 +21,6 @@ timeout_seconds = 10
 argv = ["/bin/sleep", "1"]
 timeout_seconds = 10
 TOML
-  "$2" init >/dev/null
-  "$2" workload approve true >/dev/null
-  "$2" workload approve second >/dev/null
 }
 setup "$work/new" "$bin/flameox"
 cmds=("/bin/true" "$bin/flameox -C $work/new capture run process --workload true")

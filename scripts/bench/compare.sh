@@ -25,10 +25,10 @@ benchstat=$(command -v benchstat || echo "$(go env GOPATH | cut -d: -f1)/bin/ben
 [ -x "$benchstat" ] || { echo "compare.sh: benchstat not found (scripts/install-collectors.sh installs it)" >&2; exit 1; }
 command -v hyperfine >/dev/null || { echo "compare.sh: hyperfine not found (scripts/install-collectors.sh installs it)" >&2; exit 1; }
 go build -o "$work/comparetime" "$repo/scripts/bench/comparetime"
+. "$(dirname "$0")/lib.sh"
 cd "$work"
 if [ ! -s sets.txt ]; then
-  git init -q . && git -c user.name=b -c user.email=b@example.invalid commit -q --allow-empty -m init
-  cat > flameox.toml <<TOML
+  bench_project . "$bin/flameox" true <<TOML
 schema_version = 1
 [workloads.true]
 argv = ["/bin/true", "{variant}"]
@@ -41,8 +41,6 @@ variants = ["a", "b"]
 blocks = $blocks
 random_seed = 1
 TOML
-  "$bin/flameox" init >/dev/null
-  "$bin/flameox" workload approve true >/dev/null
   start=$(date +%s)
   "$bin/flameox" experiment run noop --adapter process --quiet --json > experiment.json
   echo "experiment of $blocks blocks x 2 variants: $(( $(date +%s) - start )) s" >&2

@@ -11,9 +11,8 @@ bin=${1:-$(cd "$(dirname "$0")/../.." && pwd)/bin}
 rounds=${2:-5}
 work=$(mktemp -d "${TMPDIR:-/tmp}/flameox-bench-experiment.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-cd "$work"
-git init -q . && git -c user.name=b -c user.email=b@example.invalid commit -q --allow-empty -m init
-cat > flameox.toml <<'TOML'
+. "$(dirname "$0")/lib.sh"
+bench_project "$work" "$bin/flameox" true <<'TOML'
 schema_version = 1
 [workloads.true]
 argv = ["/bin/true", "{variant}"]
@@ -26,8 +25,7 @@ variants = ["a", "b"]
 blocks = 10
 random_seed = 1
 TOML
-"$bin/flameox" init >/dev/null
-"$bin/flameox" workload approve true >/dev/null
+cd "$work"
 python3 - "$bin" "$rounds" <<'PY'
 import statistics, subprocess, sys, time
 bin, rounds = sys.argv[1], int(sys.argv[2])
