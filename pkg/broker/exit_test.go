@@ -2,6 +2,7 @@ package broker
 
 import (
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 )
@@ -105,4 +106,28 @@ func TestRunsArgv(t *testing.T) {
 			t.Errorf("runs(%q, %q) = %v, want %v", tc.cmdline, tc.argv, got, tc.want)
 		}
 	}
+}
+
+// TestWorkloadUsageBelowShimmedCollector: a collector reached through a
+// shim whose helpers run before it launches the workload (pyenv's beside
+// a shimmed py-spy): with the workload followed, the helpers' CPU time
+// and names are the collector's, not the workload's.
+func TestWorkloadUsageBelowShimmedCollector(t *testing.T) {
+	helper := `(i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done)` // CPU-bound work in a subshell
+	res := run(t, Spec{Argv: []string{"/bin/sh", "-c", helper + `; /bin/sh -c "$1" w; exit 0`, "-c", "sleep 0.2", "w"},
+		WorkloadDepth: 1, WatchArgv: []string{"/bin/sh", "-c", "sleep 0.2", "w"}})
+	if res.WorkloadExit == nil || res.Collector == nil {
+		t.Fatalf("the workload was not followed: %+v", res)
+	}
+	w, c := res.Workload.UserCPU+res.Workload.SysCPU, res.Collector.UserCPU+res.Collector.SysCPU
+	if c < 50*time.Millisecond {
+		t.Fatalf("the helper's work took %s of CPU, too little to tell apart", c)
+	}
+	if w >= c/2 {
+		t.Errorf("the workload (sleep) is charged %s of CPU, the collector %s: the helper's work went to the workload", w, c)
+	}
+	if len(res.Workload.Processes) == 0 || res.Workload.Processes[0] != "sh" || !slices.Contains(res.Workload.Processes, "sleep") {
+		t.Errorf("workload processes %q", res.Workload.Processes)
+	}
+	t.Logf("workload %s %s (%s), collector %s %s", w, res.Workload.Processes, res.Workload.CPUSource, c, res.Collector.Processes)
 }

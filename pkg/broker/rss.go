@@ -112,10 +112,11 @@ type procKey struct {
 
 // procUse is what the sampler last saw of one process of the tree.
 type procUse struct {
-	depth int // 0: the started child; 1: its children; ...
-	hwm   int64
-	last  proc   // the last /proc/<pid>/stat read
-	comm  string // the command name when last seen alive
+	depth  int     // 0: the started child; 1: its children; ...
+	parent procKey // the process it was found below (zero for the root)
+	hwm    int64
+	last   proc   // the last /proc/<pid>/stat read
+	comm   string // the command name when last seen alive
 }
 
 // sampler polls the tree below the started child (walking the kernel's
@@ -132,6 +133,11 @@ type sampler struct {
 	watchDepth int
 	watchArgv  []string
 	watch      *exitWatch
+	// watchKey names the followed process once seen, and watchBase is
+	// the CPU time its parent had collected from reaped children by then
+	// (a shimmed collector's helpers, not the workload's).
+	watchKey  procKey
+	watchBase cpu
 }
 
 // sampleTree polls the tree below pid until exited is closed: every 2 ms
@@ -165,8 +171,11 @@ func sampleTree(pid int, exited <-chan struct{}, watchDepth int, watchArgv []str
 
 // poll reads every process below the root once.
 func (s *sampler) poll(buf []byte) {
-	type item struct{ pid, depth int }
-	queue := []item{{s.root, 0}}
+	type item struct {
+		pid, depth int
+		parent     procKey
+	}
+	queue := []item{{s.root, 0, procKey{}}}
 	for len(queue) > 0 {
 		it := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
@@ -178,13 +187,18 @@ func (s *sampler) poll(buf []byte) {
 		k := procKey{it.pid, p.start}
 		u := s.seen[k]
 		if u == nil {
-			u = &procUse{depth: it.depth}
+			u = &procUse{depth: it.depth, parent: it.parent}
 			s.seen[k] = u
 		}
 		u.hwm = max(u.hwm, hwm)
 		u.last = p
 		if it.depth == s.watchDepth && s.watch == nil && !p.dead() && isWorkload(it.pid, p.ppid, s.watchArgv) {
-			s.watch = watchExit(it.pid, p.start, buf)
+			if s.watch = watchExit(it.pid, p.start, buf); s.watch != nil {
+				s.watchKey = k
+				if pu := s.seen[it.parent]; pu != nil { // read earlier in this poll
+					s.watchBase = cpu{pu.last.cutime, pu.last.cstime}
+				}
+			}
 		}
 		if !p.dead() {
 			if b, err := os.ReadFile("/proc/" + strconv.Itoa(it.pid) + "/comm"); err == nil {
@@ -195,8 +209,8 @@ func (s *sampler) poll(buf []byte) {
 			continue
 		}
 		kids, _ := childrenOf(it.pid, buf)
-		for _, k := range kids {
-			queue = append(queue, item{k, it.depth + 1})
+		for _, kid := range kids {
+			queue = append(queue, item{kid, it.depth + 1, k})
 		}
 	}
 }
@@ -215,13 +229,30 @@ func (s *sampler) halt() {
 
 // peakAt returns the highest VmHWM seen at depths [lo, hi).
 func (s *sampler) peakAt(lo, hi int) int64 {
+	return s.peak(func(u *procUse) bool { return u.depth >= lo && u.depth < hi })
+}
+
+// peak returns the highest VmHWM of the processes in selects.
+func (s *sampler) peak(in func(*procUse) bool) int64 {
 	var m int64
 	for _, u := range s.seen {
-		if u.depth >= lo && u.depth < hi {
+		if in(u) {
 			m = max(m, u.hwm)
 		}
 	}
 	return m
+}
+
+// watched reports whether the followed workload process was seen.
+func (s *sampler) watched() bool { return s.watch != nil }
+
+// inWatched reports whether u is the followed process or one of its
+// descendants.
+func (s *sampler) inWatched(u *procUse) bool {
+	for u != nil && u.depth > s.watchDepth {
+		u = s.seen[u.parent]
+	}
+	return u != nil && u.depth == s.watchDepth && s.seen[s.watchKey] == u
 }
 
 // maxNames bounds Usage.Processes.
@@ -230,9 +261,15 @@ const maxNames = 8
 // namesAt lists the distinct command names seen at depths [lo, hi),
 // outermost first (then by pid).
 func (s *sampler) namesAt(lo, hi int) []string {
+	return s.names(func(u *procUse) bool { return u.depth >= lo && u.depth < hi })
+}
+
+// names lists the distinct command names of the processes in selects,
+// outermost first (then by pid).
+func (s *sampler) names(in func(*procUse) bool) []string {
 	var us []*procUse
 	for _, u := range s.seen {
-		if u.depth >= lo && u.depth < hi && u.comm != "" {
+		if in(u) && u.comm != "" {
 			us = append(us, u)
 		}
 	}
@@ -255,6 +292,11 @@ func (s *sampler) namesAt(lo, hi int) []string {
 type cpu struct{ user, sys uint64 }
 
 func (c cpu) add(d cpu) cpu { return cpu{c.user + d.user, c.sys + d.sys} }
+
+// sub is c less d, each part at least 0.
+func (c cpu) sub(d cpu) cpu {
+	return cpu{c.user - min(c.user, d.user), c.sys - min(c.sys, d.sys)}
+}
 
 // cpuAt sums the last CPU times seen at one depth: the processes' own,
 // and their waited-for children's.
@@ -301,10 +343,20 @@ func split(tree Usage, depth int, s *sampler, root proc, rootOK bool) (workload 
 		tree.Processes = s.namesAt(0, maxDepth+1)
 		return tree, nil
 	}
-	workload.Processes = s.namesAt(depth, maxDepth+1)
-	workload.PeakRSS, workload.PeakRSSSource = s.peakAt(depth, maxDepth+1), RSSSampled
-	rest = &Usage{Processes: s.namesAt(0, depth), PeakRSSSource: RSSSampled}
-	rest.PeakRSS = s.peakAt(0, depth)
+	// With the workload's process followed (exit.go), the workload is
+	// that process and its descendants: the collector's other children (a
+	// shimmed collector's helpers) are the collector's, and so is the CPU
+	// time its parent had collected from them before the workload began.
+	in := func(u *procUse) bool { return u.depth >= depth }
+	var base cpu
+	if s.watched() {
+		in, base = s.inWatched, s.watchBase
+	}
+	workload.Processes = s.names(in)
+	workload.PeakRSS, workload.PeakRSSSource = s.peak(in), RSSSampled
+	out := func(u *procUse) bool { return !in(u) }
+	rest = &Usage{Processes: s.names(out), PeakRSSSource: RSSSampled}
+	rest.PeakRSS = s.peak(out)
 	if workload.PeakRSS == 0 {
 		workload.PeakRSSSource = RSSUnknown
 	}
@@ -317,7 +369,12 @@ func split(tree Usage, depth int, s *sampler, root proc, rootOK bool) (workload 
 	// the last read (with their reaped children), whichever is more: each
 	// is a lower bound.
 	_, w := s.cpuAt(depth - 1)
-	if own, kids := s.cpuAt(depth); own.add(kids).user+own.add(kids).sys > w.user+w.sys {
+	w = w.sub(base)
+	own, kids := s.cpuAt(depth)
+	if u := s.seen[s.watchKey]; s.watched() && u != nil {
+		own, kids = cpu{u.last.utime, u.last.stime}, cpu{u.last.cutime, u.last.cstime}
+	}
+	if own.add(kids).user+own.add(kids).sys > w.user+w.sys {
 		w = own.add(kids)
 	}
 	wu, ws, src := ticks(w.user), ticks(w.sys), CPUSampled
@@ -325,7 +382,8 @@ func split(tree Usage, depth int, s *sampler, root proc, rootOK bool) (workload 
 		// Exact: the children the collector waited for, from its zombie.
 		// A workload the collector did not reap (it was killed first) is
 		// not in cutime; the sampled figure then says more.
-		if eu, es := ticks(root.cutime), ticks(root.cstime); eu+es >= wu+ws {
+		exact := cpu{root.cutime, root.cstime}.sub(base)
+		if eu, es := ticks(exact.user), ticks(exact.sys); eu+es >= wu+ws {
 			wu, ws, src = eu, es, CPUProcStat
 		}
 	}
