@@ -137,7 +137,7 @@ type WorkloadProber interface {
 // workload as its child and then exits with a status of its own, whatever
 // the workload's: py-spy record exits 0 after its workload failed
 // (benfred/py-spy#717). The capture then has the broker read the
-// workload's exit status itself (broker.Spec.WatchExit), and the run's
+// workload's exit status itself (broker.Spec.WatchArgv), and the run's
 // exit status is the workload's; the collector's is kept beside it.
 type ExitHider interface {
 	HidesWorkloadExit() bool

@@ -9,7 +9,7 @@ import (
 
 // TestWorkloadExitBelowCollector: a "collector" that launches the
 // workload as its child and exits 0 whatever the workload's status (as
-// py-spy record does): with WatchExit the workload's own status comes
+// py-spy record does): with WatchArgv the workload's own status comes
 // back, an exit code or a signal, and the started child's stays its own.
 func TestWorkloadExitBelowCollector(t *testing.T) {
 	for _, tc := range []struct {

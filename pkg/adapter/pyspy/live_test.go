@@ -35,13 +35,7 @@ cold()
 // TestLiveCapture runs py-spy on a Python script through the real capture
 // service and checks that burn is the top flat function by sample count.
 func TestLiveCapture(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live capture")
-	}
-	a := New()
-	adaptertest.Usable(t, a.Probe(context.Background()))
-	testenv.LookPath(t, "python3")
-	project := t.TempDir()
+	a, project := live(t)
 	os.WriteFile(filepath.Join(project, "burn.py"), []byte(burnPy), 0o644)
 	toml := "schema_version = 1\n[workloads.burn]\nargv = [\"python3\", \"burn.py\"]\ntimeout_seconds = 60\n"
 	l := adaptertest.Capture(t, project, toml, "burn", Name, process.New(), a)
@@ -89,13 +83,7 @@ time.sleep(1.5)
 // TestLiveWorkloadResources: under py-spy the run's peak RSS and CPU time
 // are the Python workload's, and py-spy's own are recorded apart.
 func TestLiveWorkloadResources(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live capture")
-	}
-	a := New()
-	adaptertest.Usable(t, a.Probe(context.Background()))
-	testenv.LookPath(t, "python3")
-	project := t.TempDir()
+	a, project := live(t)
 	os.WriteFile(filepath.Join(project, "hold.py"), []byte(holdPy), 0o644)
 	toml := "schema_version = 1\n[workloads.hold]\nargv = [\"python3\", \"hold.py\"]\ntimeout_seconds = 60\n"
 	l := adaptertest.Capture(t, project, toml, "hold", Name, process.New(), a)
@@ -111,13 +99,7 @@ func TestLiveWorkloadResources(t *testing.T) {
 // status is the workload's own, read below py-spy, and a py-spy that
 // failed fails the run even though its workload succeeded.
 func TestLiveExitStatus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live capture")
-	}
-	a := New()
-	adaptertest.Usable(t, a.Probe(context.Background()))
-	testenv.LookPath(t, "python3")
-	project := t.TempDir()
+	a, project := live(t)
 	// A Python workload that fails after running long enough to be sampled.
 	os.WriteFile(filepath.Join(project, "fail.py"), []byte("import sys\nsum(i * i for i in range(3000000))\nsys.exit(3)\n"), 0o644)
 	toml := "schema_version = 1\n[workloads.fail]\nargv = [\"python3\", \"fail.py\"]\ntimeout_seconds = 60\n" +
@@ -147,4 +129,18 @@ func TestLiveExitStatus(t *testing.T) {
 		t.Errorf("error = %v", m.Error)
 	}
 	t.Logf("workload %s %d (%s), py-spy exit %d: %s", p.Signal, p.ExitCode, p.ExitSource, p.Collector.ExitCode, m.Error.Message)
+}
+
+// live skips a live capture under -short and where py-spy or python3 is
+// missing (failing instead under CI), and returns the adapter and a
+// project directory.
+func live(t *testing.T) (*Adapter, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("live capture")
+	}
+	a := New()
+	adaptertest.Usable(t, a.Probe(context.Background()))
+	testenv.LookPath(t, "python3")
+	return a, t.TempDir()
 }
