@@ -109,7 +109,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	defer func() {
 		if r := recover(); r != nil { // from OnStart: do not leave the tree running
 			t.terminate(0)
-			go func() { <-done; unix.Wait4(pid, nil, 0, nil); t.unregister() }()
+			go func() { <-done; unix.Wait4(pid, nil, 0, nil); t.unregister(); <-smp.done; smp.watch.finish() }()
 			panic(r)
 		}
 	}()
