@@ -536,10 +536,10 @@ func outcome(res *broker.Result, err error, p *prepared) (string, *run.ProcessIn
 	case res.Cancelled:
 		return run.ExecCancelled, pi, fault.New(fault.ProcessCancelled, "the capture was cancelled")
 	case collectorFailed && pi.ExitSource == ExitFromCollector:
-		return run.ExecFailed, pi, fault.New(fault.ProcessFailed, "the collector %s failed with %s; the workload's own exit status could not be read",
+		return run.ExecFailed, pi, fault.New(fault.ProcessFailed, run.CollectorFailedPrefix+"%s failed with %s; the workload's own exit status could not be read",
 			p.ad.Name(), exitText(res.ExitCode, res.Signal))
 	case collectorFailed:
-		return run.ExecFailed, pi, fault.New(fault.ProcessFailed, "the collector %s failed with %s; the workload ended with %s",
+		return run.ExecFailed, pi, fault.New(fault.ProcessFailed, run.CollectorFailedPrefix+"%s failed with %s; the workload ended with %s",
 			p.ad.Name(), exitText(res.ExitCode, res.Signal), exitText(pi.ExitCode, pi.Signal))
 	case pi.ExitCode != 0 || pi.Signal != "":
 		return run.ExecFailed, pi, fault.New(fault.ProcessFailed, "the workload failed with %s", exitText(pi.ExitCode, pi.Signal))

@@ -37,6 +37,11 @@ var OutcomeRules = []OutcomeRule{
 	{Validation, ValidationError, fault.ExitNegative, "the validation could not be completed"},
 }
 
+// CollectorFailedPrefix begins the error of a run whose collector failed
+// (capture's outcome: "the collector py-spy failed with exit status 1;
+// the workload ended with …").
+const CollectorFailedPrefix = "the collector "
+
 // ExitStatus returns the exit status for the recorded run m and, unless it
 // is 0, why (for the tool's one line on stderr). A run that is not
 // terminal yet is a negative result (1).
@@ -49,6 +54,11 @@ func ExitStatus(m *Manifest) (int, string) {
 			if r.Machine == Validation && m.Validation != nil && m.Validation.Reason != "" {
 				head, _, _ := strings.Cut(why, ":")
 				why = head + ": " + m.Validation.Reason
+			}
+			// A collector that failed below a workload that did not is
+			// not the workload's failure: its error says so first.
+			if r.Machine == Execution && r.State == ExecFailed && m.Error != nil && strings.HasPrefix(m.Error.Message, CollectorFailedPrefix) {
+				why, _, _ = strings.Cut(m.Error.Message, ";")
 			}
 			return r.Exit, why + "; see run " + m.RunID
 		}

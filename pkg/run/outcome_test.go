@@ -39,6 +39,20 @@ func TestExitStatus(t *testing.T) {
 	}
 }
 
+// TestExitStatusCollectorFailed: a run failed by its collector says so on
+// stderr, not that the workload failed.
+func TestExitStatusCollectorFailed(t *testing.T) {
+	m := &Manifest{RunID: "r", ExecutionStatus: ExecFailed, CaptureStatus: CaptureRegistered, ValidationStatus: ValidationNotRequested,
+		Error: fault.New(fault.ProcessFailed, "the collector py-spy failed with exit status 1; the workload ended with exit status 0")}
+	if exit, why := ExitStatus(m); exit != fault.ExitProcess || why != "the collector py-spy failed with exit status 1; see run r" {
+		t.Errorf("exit %d, %q", exit, why)
+	}
+	m.Error = fault.New(fault.ProcessFailed, "the workload failed with exit status 3")
+	if _, why := ExitStatus(m); why != "the workload failed; see run r" {
+		t.Errorf("%q", why)
+	}
+}
+
 // TestOutcomeRulesDoc keeps docs/exit-codes.md's run-outcome table in step
 // with OutcomeRules, in order.
 func TestOutcomeRulesDoc(t *testing.T) {
