@@ -232,7 +232,7 @@ func (s *sampler) peakAt(lo, hi int) int64 {
 	return s.peak(func(u *procUse) bool { return u.depth >= lo && u.depth < hi })
 }
 
-// peak returns the highest VmHWM of the processes in selects.
+// peak returns the highest VmHWM of the processes for which in is true.
 func (s *sampler) peak(in func(*procUse) bool) int64 {
 	var m int64
 	for _, u := range s.seen {
@@ -264,8 +264,8 @@ func (s *sampler) namesAt(lo, hi int) []string {
 	return s.names(func(u *procUse) bool { return u.depth >= lo && u.depth < hi })
 }
 
-// names lists the distinct command names of the processes in selects,
-// outermost first (then by pid).
+// names lists the distinct command names of the processes for which in is
+// true, outermost first (then by pid).
 func (s *sampler) names(in func(*procUse) bool) []string {
 	var us []*procUse
 	for _, u := range s.seen {
