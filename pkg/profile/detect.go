@@ -238,6 +238,30 @@ func LooksPerfetto(head []byte) bool {
 	return !first
 }
 
+// RejectsPerfetto reports whether prefix, a file's first bytes, already
+// rules Perfetto out: LooksPerfetto of any longer head of the same file
+// is false. It decides from the first packet when the prefix holds all of
+// it, so a sniffer need not decode a MiB of a file that is something else
+// (a pprof profile's first packet is a sample type, fields 1 and 2 only).
+func RejectsPerfetto(prefix []byte) bool {
+	key, n := uvarint(prefix)
+	if n < 0 || (n > 0 && key != 1<<3|2) {
+		return true
+	}
+	if n == 0 {
+		return false
+	}
+	l, m := uvarint(prefix[n:])
+	if m <= 0 {
+		return m < 0
+	}
+	i := n + m
+	if l > uint64(len(prefix)-i) {
+		return false
+	}
+	return !packetFields(prefix[i : i+int(l)])
+}
+
 // packetFields reports whether b (a packet, or its prefix) is well-formed
 // protobuf with a field number above 2.
 func packetFields(b []byte) bool {

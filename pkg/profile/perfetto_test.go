@@ -55,6 +55,11 @@ func TestLooksPerfetto(t *testing.T) {
 		if got := LooksPerfetto(c.head); got != c.want {
 			t.Errorf("%s: LooksPerfetto = %v", c.name, got)
 		}
+		for k := range len(c.head) + 1 {
+			if RejectsPerfetto(c.head[:k]) && c.want {
+				t.Errorf("%s: RejectsPerfetto of its first %d bytes", c.name, k)
+			}
+		}
 	}
 	if f := Detect(trace); f != FormatUnknown {
 		t.Errorf("Detect(perfetto) = %v", f)
@@ -76,6 +81,9 @@ func TestLooksPerfetto(t *testing.T) {
 		if LooksPerfetto(b) {
 			t.Errorf("%s: a pprof profile taken for a Perfetto trace", p)
 		}
+		if !RejectsPerfetto(b[:min(len(b), 4<<10)]) {
+			t.Errorf("%s: its first 4 KiB do not rule Perfetto out", p)
+		}
 		if strings.HasSuffix(p, ".pb.gz") && Detect(b) != FormatPprof {
 			t.Errorf("%s: Detect = %v", p, Detect(b))
 		}
@@ -86,8 +94,15 @@ func FuzzLooksPerfetto(f *testing.F) {
 	f.Add(cat(pbEnc(1, cat(pbEnc(8, 1000), pbEnc(10, 1))), pbEnc(1, []byte{0x40, 1})))
 	f.Add([]byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x40})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if LooksPerfetto(b) && Detect(b) == FormatPprof {
+		looks := LooksPerfetto(b)
+		if looks && Detect(b) == FormatPprof {
 			t.Fatal("both Perfetto and pprof")
+		}
+		// A prefix that rules Perfetto out never rules out the whole.
+		for k := range len(b) + 1 {
+			if looks && RejectsPerfetto(b[:k]) {
+				t.Fatalf("RejectsPerfetto of the first %d bytes, yet the whole looks Perfetto", k)
+			}
 		}
 	})
 }

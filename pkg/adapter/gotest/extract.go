@@ -42,6 +42,9 @@ func (*BenchExtractor) Version() string { return ExtractorVersion }
 // benchfmt finds at least one valid benchmark result within the first MiB.
 func (*BenchExtractor) Accepts(in adapter.ExtractInput) bool {
 	head := in.Head
+	if t := bytes.TrimLeft(head, " \t\r\n\ufeff"); bytes.IndexByte(head, 0) >= 0 && len(t) > 0 && t[0] != '{' && t[0] != 0xef {
+		return false // binary, and not a test2json stream: the whole head would be refused below
+	}
 	if f, err := os.Open(in.Path); err == nil {
 		b, err := io.ReadAll(io.LimitReader(f, sniffBytes))
 		f.Close()

@@ -41,6 +41,9 @@ func (*Extractor) Version() string { return ExtractorVersion }
 // from the first MiB of the file.
 func (*Extractor) Accepts(in adapter.ExtractInput) bool {
 	head := in.Head
+	if t := bytes.TrimLeft(head, " \t\r\n\ufeff"); len(t) > 0 && t[0] != '{' && t[0] != 0xef {
+		return false // not a JSON object (0xEF may begin a byte order mark the head cuts): no read
+	}
 	if f, err := os.Open(in.Path); err == nil {
 		b, err := io.ReadAll(io.LimitReader(f, sniffBytes))
 		f.Close()

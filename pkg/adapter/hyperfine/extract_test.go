@@ -321,10 +321,14 @@ func TestAccepts(t *testing.T) {
 		"gobench":    {"BenchmarkX-8 10 5 ns/op\n", false},
 		"array":      {`[{"command":"x","times":[1]}]`, false},
 		"binary":     {"\x1f\x8b\x08\x00", false},
+		// Beyond the 4 KiB head staging hands over, which decides alone
+		// only when it rules a JSON object out.
+		"late":     {strings.Repeat(" ", 5000) + `{"results":[{"times":[1],"command":"x"}]}`, true},
+		"late bom": {strings.Repeat(" ", 4095) + "\ufeff" + `{"results":[{"times":[1],"command":"x"}]}`, true},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"))
 		os.WriteFile(path, []byte(tt.content), 0o644)
-		in := adapter.ExtractInput{Path: path, Head: []byte(tt.content)}
+		in := adapter.ExtractInput{Path: path, Head: []byte(tt.content[:min(len(tt.content), 4<<10)])}
 		if got := NewExtractor().Accepts(in); got != tt.want {
 			t.Errorf("%s: Accepts = %v, want %v", name, got, tt.want)
 		}

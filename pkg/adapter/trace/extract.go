@@ -54,12 +54,30 @@ func (*Extractor) Accepts(in adapter.ExtractInput) bool {
 		return sniff(in.Head)
 	}
 	defer f.Close()
+	head, ok := sniffHead(f, func(prefix []byte) bool {
+		t := bytes.TrimLeft(prefix, " \t\r\n\ufeff")
+		// Not JSON; 0xEF may begin a byte order mark the prefix cuts.
+		return len(t) > 0 && t[0] != '{' && t[0] != '[' && t[0] != 0xef
+	})
+	return ok && sniff(head)
+}
+
+// sniffHead returns up to sniffBytes of f's content, gunzipped when it is
+// gzip, and whether it could be read. It decodes the first few KiB alone
+// first and stops there when rejects says those bytes already rule the
+// format out: most files imported are something else, and a gzipped
+// profile's first MiB need not be inflated to see that.
+func sniffHead(f io.Reader, rejects func(prefix []byte) bool) ([]byte, bool) {
 	r, _, err := open(f)
 	if err != nil {
-		return false
+		return nil, false
 	}
-	head, _ := io.ReadAll(io.LimitReader(r, sniffBytes))
-	return sniff(head)
+	br := bufio.NewReaderSize(io.LimitReader(r, sniffBytes), 4<<10)
+	if prefix, _ := br.Peek(4 << 10); rejects(prefix) {
+		return nil, false
+	}
+	head, _ := io.ReadAll(br)
+	return head, true
 }
 
 // sniff walks head's tokens to the traceEvents key or the first event's

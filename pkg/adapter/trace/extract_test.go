@@ -210,6 +210,10 @@ func TestAcceptsByContent(t *testing.T) {
 		{`{"results":[{"command":"x","times":[1]}]}`, false},
 		{`{"traceEvents":{}}`, false},
 		{`not json`, false},
+		// Past the first 4 KiB, which Accepts decodes alone first.
+		{strings.Repeat(" ", 5000) + `{"traceEvents":[]}`, true},
+		{strings.Repeat(" ", 4095) + "\ufeff" + `{"traceEvents":[]}`, true}, // a byte order mark the prefix cuts
+		{strings.Repeat("\n", 5000) + "x", false},
 	} {
 		for _, zip := range []bool{false, true} {
 			data := []byte(c.data)

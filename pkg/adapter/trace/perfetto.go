@@ -2,7 +2,6 @@ package trace
 
 import (
 	"context"
-	"io"
 	"os"
 
 	"github.com/flameox/flameox/pkg/adapter"
@@ -43,12 +42,8 @@ func (*PerfettoExtractor) Accepts(in adapter.ExtractInput) bool {
 		return profile.LooksPerfetto(in.Head)
 	}
 	defer f.Close()
-	r, _, err := open(f)
-	if err != nil {
-		return false
-	}
-	head, _ := io.ReadAll(io.LimitReader(r, sniffBytes))
-	return profile.LooksPerfetto(head)
+	head, ok := sniffHead(f, profile.RejectsPerfetto)
+	return ok && profile.LooksPerfetto(head)
 }
 
 // Extract writes no rows: it records why, so the run says what it holds.
