@@ -2,10 +2,11 @@ package broker
 
 import (
 	"bytes"
-	"os"
 	"slices"
 	"strconv"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Sources of a peak RSS figure.
@@ -81,27 +82,60 @@ func ticks(n uint64) time.Duration { return time.Duration(n) * (time.Second / us
 
 // vmHWM reads VmHWM (bytes) of a process, or 0.
 func vmHWM(pid int) int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	hwm, _ := readStatus(pid, make([]byte, 4096))
+	return hwm
+}
+
+// readStatus reads VmHWM (bytes) and Threads of a process from
+// /proc/<pid>/status, using buf while it holds the file; 0 for what it
+// does not list (a zombie has no memory). The sampler calls it at every
+// poll, so it reads with as few system calls as it can.
+func readStatus(pid int, buf []byte) (hwm int64, threads int) {
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/status", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return 0
+		return 0, 0
 	}
-	i := bytes.Index(b, []byte("VmHWM:"))
-	if i < 0 {
-		return 0
+	b := buf[:0]
+	for {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, 4096)
+		}
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			break
+		}
+		b = b[:len(b)+n]
 	}
-	line := b[i+len("VmHWM:"):]
-	if j := bytes.IndexByte(line, '\n'); j >= 0 {
-		line = line[:j]
+	unix.Close(fd)
+	return statusField(b, "VmHWM:") * 1024, int(statusField(b, "Threads:"))
+}
+
+// statusField is the first number after name at the start of a line of a
+// /proc/<pid>/status file, or 0.
+func statusField(b []byte, name string) int64 {
+	for len(b) > 0 {
+		line := b
+		if j := bytes.IndexByte(b, '\n'); j >= 0 {
+			line, b = b[:j], b[j+1:]
+		} else {
+			b = nil
+		}
+		if rest, ok := bytes.CutPrefix(line, []byte(name)); ok {
+			f := bytes.Fields(rest)
+			if len(f) == 0 {
+				return 0
+			}
+			v, err := strconv.ParseInt(string(f[0]), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return v
+		}
 	}
-	f := bytes.Fields(line)
-	if len(f) == 0 {
-		return 0
-	}
-	kb, err := strconv.ParseInt(string(f[0]), 10, 64)
-	if err != nil {
-		return 0
-	}
-	return kb * 1024
+	return 0
 }
 
 // procKey names a process: pid and start time.
@@ -183,7 +217,7 @@ func (s *sampler) poll(buf []byte) {
 		if !ok {
 			continue
 		}
-		hwm := vmHWM(it.pid) // 0 for a zombie: its memory is gone
+		hwm, threads := readStatus(it.pid, buf) // 0 for a zombie: its memory is gone
 		k := procKey{it.pid, p.start}
 		u := s.seen[k]
 		if u == nil {
@@ -200,15 +234,13 @@ func (s *sampler) poll(buf []byte) {
 				}
 			}
 		}
-		if !p.dead() {
-			if b, err := os.ReadFile("/proc/" + strconv.Itoa(it.pid) + "/comm"); err == nil {
-				u.comm = string(bytes.TrimSpace(b)) // exec changes it
-			}
+		if !p.dead() && p.comm != "" {
+			u.comm = p.comm // exec changes it
 		}
 		if it.depth >= maxDepth {
 			continue
 		}
-		kids, _ := childrenOf(it.pid, buf)
+		kids, _ := childrenOfThreads(it.pid, threads, buf)
 		for _, kid := range kids {
 			queue = append(queue, item{kid, it.depth + 1, k})
 		}

@@ -50,6 +50,7 @@ type proc struct {
 	// waitpid reports it); meaningful only once it is dead.
 	exit    int
 	hasExit bool
+	comm    string // field 2 without its parentheses: what /proc/<pid>/comm holds
 }
 
 func (p proc) dead() bool { return p.state == 'Z' || p.state == 'X' }
@@ -75,6 +76,9 @@ func readProc(pid int, buf []byte) (proc, bool) {
 		return proc{}, false
 	}
 	p := proc{pid: pid, state: f[0][0]}
+	if j := bytes.IndexByte(b, '('); j >= 0 && j < i {
+		p.comm = string(b[j+1 : i])
+	}
 	var e1, e2, e3 error
 	p.ppid, e1 = strconv.Atoi(string(f[1]))
 	p.pgid, e2 = strconv.Atoi(string(f[2]))
@@ -173,7 +177,31 @@ func descendants(self int) (procs map[int]proc, ok bool) {
 // childrenOf lists the children of every thread of pid, sorted. A process
 // that is gone has none; any other failure is reported as !ok.
 func childrenOf(pid int, buf []byte) (kids []int, ok bool) {
+	return childrenOfThreads(pid, 0, buf)
+}
+
+// childrenOfThreads is childrenOf for a process last seen with threads
+// threads (0: not known). A single-threaded process's only thread is pid
+// itself, so its task directory is not listed: the sampler reads this at
+// every poll, and a listing is four more system calls. A thread started
+// since it was counted, and a child it forked, are seen at the next poll,
+// as is any fork that races a poll.
+func childrenOfThreads(pid, threads int, buf []byte) (kids []int, ok bool) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	if threads == 1 {
+		kids, ok, gone := readChildren(dir+"/"+strconv.Itoa(pid)+"/children", buf, nil)
+		if gone {
+			if _, err := os.Stat(dir + "/" + strconv.Itoa(pid)); err == nil {
+				return nil, false // the thread is there, its children file is not
+			}
+			return nil, true
+		}
+		if !ok {
+			return nil, false
+		}
+		slices.Sort(kids)
+		return slices.Compact(kids), true
+	}
 	d, err := os.Open(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, true
@@ -187,42 +215,57 @@ func childrenOf(pid int, buf []byte) (kids []int, ok bool) {
 		return nil, false
 	}
 	for _, tid := range tids {
-		fd, err := unix.Open(dir+"/"+tid+"/children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err == unix.ENOENT || err == unix.ESRCH {
+		var gone bool
+		kids, ok, gone = readChildren(dir+"/"+tid+"/children", buf, kids)
+		if gone {
 			if _, err := os.Stat(dir + "/" + tid); err == nil {
 				return nil, false // the thread is there, its children file is not
 			}
 			continue // the thread exited
 		}
-		if err != nil {
+		if !ok {
 			return nil, false
-		}
-		var data []byte
-		for {
-			n, err := unix.Read(fd, buf)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil {
-				unix.Close(fd)
-				return nil, false
-			}
-			if n == 0 {
-				break
-			}
-			data = append(data, buf[:n]...)
-		}
-		unix.Close(fd)
-		for _, f := range bytes.Fields(data) {
-			k, err := strconv.Atoi(string(f))
-			if err != nil {
-				return nil, false
-			}
-			kids = append(kids, k)
 		}
 	}
 	slices.Sort(kids)
 	return slices.Compact(kids), true
+}
+
+// readChildren appends the pids a thread's children file lists to kids;
+// gone says the file could not be opened because it (or its thread) does
+// not exist.
+func readChildren(path string, buf []byte, kids []int) (_ []int, ok, gone bool) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT || err == unix.ESRCH {
+		return kids, false, true
+	}
+	if err != nil {
+		return kids, false, false
+	}
+	var data []byte
+	for {
+		n, err := unix.Read(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			unix.Close(fd)
+			return kids, false, false
+		}
+		if n == 0 {
+			break
+		}
+		data = append(data, buf[:n]...)
+	}
+	unix.Close(fd)
+	for _, f := range bytes.Fields(data) {
+		k, err := strconv.Atoi(string(f))
+		if err != nil {
+			return kids, false, false
+		}
+		kids = append(kids, k)
+	}
+	return kids, true, false
 }
 
 // tree tracks the descendants of one started child. The child (root) stays

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -96,4 +98,72 @@ func BenchmarkTreeScan(b *testing.B) {
 			scanProcs()
 		}
 	})
+}
+
+// What the sampler reads at every poll, with fewer system calls, is what
+// the files it no longer opens say: the command name from stat equals
+// /proc/<pid>/comm (a name with spaces and parentheses included), status
+// gives VmHWM and Threads as the file lists them, and a single-threaded
+// process's children, read without listing its task directory, are the
+// ones childrenOf finds.
+func TestPollReadsMatchProcFiles(t *testing.T) {
+	if _, ok := childrenOf(os.Getpid(), make([]byte, 4096)); !ok {
+		testenv.Skip(t, "/proc children lists", "missing", "this kernel has no /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN)")
+	}
+	odd := t.TempDir() + "/a) (b c"
+	sh, err := os.ReadFile("/bin/sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(odd, sh, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(odd, "-c", "sleep 30 & sleep 30 & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { newTree(cmd.Process.Pid).terminate(0); cmd.Wait() }()
+	pid, buf := cmd.Process.Pid, make([]byte, 4096)
+	var kids []int
+	for deadline := time.Now().Add(5 * time.Second); len(kids) < 2 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		kids, _ = childrenOf(pid, buf)
+	}
+	if len(kids) != 2 {
+		t.Fatalf("the shell's children: %v, want two sleepers", kids)
+	}
+	for _, p := range append([]int{pid, os.Getpid()}, kids...) {
+		st, ok := readProc(p, buf)
+		comm, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/comm")
+		if !ok || err != nil || st.comm != strings.TrimSuffix(string(comm), "\n") {
+			t.Errorf("pid %d: comm from stat %q, /proc/<pid>/comm %q (%v)", p, st.comm, comm, err)
+		}
+		status, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hwm, threads := readStatus(p, buf)
+		if want := statusField(status, "Threads:"); int64(threads) != want || want == 0 {
+			t.Errorf("pid %d: Threads %d, the file says %d", p, threads, want)
+		}
+		if p != os.Getpid() { // this test's own peak may grow between the reads
+			if want := statusField(status, "VmHWM:") * 1024; hwm != want || want == 0 {
+				t.Errorf("pid %d: VmHWM %d, the file says %d", p, hwm, want)
+			}
+		}
+		want, ok1 := childrenOf(p, buf)
+		got, ok2 := childrenOfThreads(p, threads, buf)
+		if !ok1 || !ok2 || !slices.Equal(got, want) {
+			t.Errorf("pid %d (%d threads): children %v, childrenOf %v", p, threads, got, want)
+		}
+	}
+	if st, _ := readProc(pid, buf); st.comm != "a) (b c" {
+		t.Errorf("comm %q, want the executable's name", st.comm)
+	}
+	// A process that is gone has no children, whichever way they are read.
+	if kids, ok := childrenOfThreads(1<<22+1, 1, buf); !ok || kids != nil {
+		t.Errorf("children of a pid that does not exist: %v, %v", kids, ok)
+	}
+	if hwm, threads := readStatus(1<<22+1, buf); hwm != 0 || threads != 0 {
+		t.Errorf("status of a pid that does not exist: %d, %d", hwm, threads)
+	}
 }
