@@ -172,6 +172,8 @@ type sampler struct {
 	// (a shimmed collector's helpers, not the workload's).
 	watchKey  procKey
 	watchBase cpu
+	// files are the processes' /proc files kept open between polls.
+	files procFiles
 }
 
 // sampleTree polls the tree below pid until exited is closed: every 2 ms
@@ -180,9 +182,10 @@ type sampler struct {
 // that depth running watchArgv (see isWorkload).
 func sampleTree(pid int, exited <-chan struct{}, watchDepth int, watchArgv []string) *sampler {
 	s := &sampler{root: pid, seen: map[procKey]*procUse{}, stop: make(chan struct{}), done: make(chan struct{}),
-		watchDepth: watchDepth, watchArgv: watchArgv}
+		watchDepth: watchDepth, watchArgv: watchArgv, files: procFiles{}}
 	go func() {
 		defer close(s.done)
+		defer s.files.closeAll()
 		start := time.Now()
 		buf := make([]byte, 4096)
 		for {
@@ -213,11 +216,11 @@ func (s *sampler) poll(buf []byte) {
 	for len(queue) > 0 {
 		it := queue[len(queue)-1]
 		queue = queue[:len(queue)-1]
-		p, ok := readProc(it.pid, buf)
+		p, f, ok := s.files.stat(it.pid, buf)
 		if !ok {
 			continue
 		}
-		hwm, threads := readStatus(it.pid, buf) // 0 for a zombie: its memory is gone
+		hwm, threads := s.files.status(it.pid, f, buf) // 0 for a zombie: its memory is gone
 		k := procKey{it.pid, p.start}
 		u := s.seen[k]
 		if u == nil {
@@ -240,11 +243,12 @@ func (s *sampler) poll(buf []byte) {
 		if it.depth >= maxDepth {
 			continue
 		}
-		kids, _ := childrenOfThreads(it.pid, threads, buf)
+		kids, _ := s.files.children(it.pid, threads, f, buf)
 		for _, kid := range kids {
 			queue = append(queue, item{kid, it.depth + 1, k})
 		}
 	}
+	s.files.sweep()
 }
 
 // maxDepth bounds the walk (a fork bomb must not make the sampler loop).

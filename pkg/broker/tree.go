@@ -66,7 +66,11 @@ func readProc(pid int, buf []byte) (proc, bool) {
 	if err != nil || n <= 0 {
 		return proc{}, false
 	}
-	b := buf[:n]
+	return parseStat(pid, buf[:n])
+}
+
+// parseStat parses the contents of /proc/<pid>/stat.
+func parseStat(pid int, b []byte) (proc, bool) {
 	i := bytes.LastIndexByte(b, ')') // the command name may hold spaces and ')'
 	if i < 0 {
 		return proc{}, false
@@ -258,14 +262,20 @@ func readChildren(path string, buf []byte, kids []int) (_ []int, ok, gone bool) 
 		data = append(data, buf[:n]...)
 	}
 	unix.Close(fd)
+	kids, ok = parseChildren(data, kids)
+	return kids, ok, false
+}
+
+// parseChildren appends the pids of a children file's contents to kids.
+func parseChildren(data []byte, kids []int) ([]int, bool) {
 	for _, f := range bytes.Fields(data) {
 		k, err := strconv.Atoi(string(f))
 		if err != nil {
-			return kids, false, false
+			return kids, false
 		}
 		kids = append(kids, k)
 	}
-	return kids, true, false
+	return kids, true
 }
 
 // tree tracks the descendants of one started child. The child (root) stays

@@ -167,3 +167,94 @@ func TestPollReadsMatchProcFiles(t *testing.T) {
 		t.Errorf("status of a pid that does not exist: %d, %d", hwm, threads)
 	}
 }
+
+// The sampler's files kept open between polls read what opening them anew
+// reads, over several polls of a shell and its children; a child that
+// is killed and reaped has its files closed at the next sweep, at most maxOpenProcs
+// processes keep files open, and none stays open once the sampler stops.
+func TestSamplerFilesMatchFreshReads(t *testing.T) {
+	if _, ok := childrenOf(os.Getpid(), make([]byte, 4096)); !ok {
+		testenv.Skip(t, "/proc children lists", "missing", "this kernel has no /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN)")
+	}
+	openFDs := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	cmd := exec.Command("/bin/sh", "-c", "for i in $(seq 41); do sleep 30 & done; wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	before := openFDs() // after Start: the os.Process holds a pidfd
+	defer func() { newTree(cmd.Process.Pid).terminate(0); cmd.Wait() }()
+	pid, buf := cmd.Process.Pid, make([]byte, 4096)
+	var kids []int
+	for deadline := time.Now().Add(5 * time.Second); len(kids) < 41 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		kids, _ = childrenOf(pid, buf)
+	}
+	if len(kids) != 41 {
+		t.Fatalf("the shell's children: %d, want 41", len(kids))
+	}
+	pf := procFiles{}
+	poll := func() (gone int) {
+		for _, p := range append([]int{pid}, kids...) {
+			got, f, ok := pf.stat(p, buf)
+			want, wok := readProc(p, buf)
+			if ok != wok || got != want {
+				t.Fatalf("pid %d: stat through kept files %+v %v, read anew %+v %v", p, got, ok, want, wok)
+			}
+			if !ok {
+				gone++
+				continue
+			}
+			hwm, threads := pf.status(p, f, buf)
+			whwm, wthreads := readStatus(p, buf)
+			if hwm != whwm || threads != wthreads {
+				t.Fatalf("pid %d: status %d %d, read anew %d %d", p, hwm, threads, whwm, wthreads)
+			}
+			c, cok := pf.children(p, threads, f, buf)
+			wc, wcok := childrenOf(p, buf)
+			if cok != wcok || !slices.Equal(c, wc) {
+				t.Fatalf("pid %d: children %v, read anew %v", p, c, wc)
+			}
+		}
+		pf.sweep()
+		return gone
+	}
+	for range 3 {
+		poll()
+	}
+	if len(pf) > maxOpenProcs {
+		t.Fatalf("%d processes keep files open, the bound is %d", len(pf), maxOpenProcs)
+	}
+	kept := len(pf)
+	// One sleeper ends, and the shell reaps it.
+	if err := syscall.Kill(kids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if _, ok := readProc(kids[0], buf); !ok {
+			break
+		}
+	}
+	if gone := poll(); gone != 1 {
+		t.Fatalf("%d processes gone after a sleeper was killed, want 1", gone)
+	}
+	poll()
+	if len(pf) > kept {
+		t.Fatalf("files open for %d processes after one exited, %d before", len(pf), kept)
+	}
+	pf.closeAll()
+	if n := openFDs(); n != before {
+		t.Fatalf("%d descriptors open after closeAll, %d before", n, before)
+	}
+	// The sampler itself closes what it kept once it stops.
+	s := sampleTree(pid, make(chan struct{}), -1, nil)
+	time.Sleep(60 * time.Millisecond)
+	s.halt()
+	if n := openFDs(); n != before {
+		t.Fatalf("%d descriptors open after the sampler stopped, %d before", n, before)
+	}
+}
