@@ -118,19 +118,8 @@ func TestPollReadsMatchProcFiles(t *testing.T) {
 	if err := os.WriteFile(odd, sh, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(odd, "-c", "sleep 30 & sleep 30 & wait")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { newTree(cmd.Process.Pid).terminate(0); cmd.Wait() }()
-	pid, buf := cmd.Process.Pid, make([]byte, 4096)
-	var kids []int
-	for deadline := time.Now().Add(5 * time.Second); len(kids) < 2 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		kids, _ = childrenOf(pid, buf)
-	}
-	if len(kids) != 2 {
-		t.Fatalf("the shell's children: %v, want two sleepers", kids)
-	}
+	pid, kids := shellWithSleepers(t, odd, 2)
+	buf := make([]byte, 4096)
 	for _, p := range append([]int{pid, os.Getpid()}, kids...) {
 		st, ok := readProc(p, buf)
 		comm, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/comm")
@@ -183,20 +172,9 @@ func TestSamplerFilesMatchFreshReads(t *testing.T) {
 		}
 		return len(ents)
 	}
-	cmd := exec.Command("/bin/sh", "-c", "for i in $(seq 41); do sleep 30 & done; wait")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	before := openFDs() // after Start: the os.Process holds a pidfd
-	defer func() { newTree(cmd.Process.Pid).terminate(0); cmd.Wait() }()
-	pid, buf := cmd.Process.Pid, make([]byte, 4096)
-	var kids []int
-	for deadline := time.Now().Add(5 * time.Second); len(kids) < 41 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		kids, _ = childrenOf(pid, buf)
-	}
-	if len(kids) != 41 {
-		t.Fatalf("the shell's children: %d, want 41", len(kids))
-	}
+	pid, kids := shellWithSleepers(t, "/bin/sh", 41)
+	before := openFDs() // after the start: the os.Process holds a pidfd
+	buf := make([]byte, 4096)
 	pf := procFiles{}
 	poll := func() (gone int) {
 		for _, p := range append([]int{pid}, kids...) {
@@ -257,4 +235,25 @@ func TestSamplerFilesMatchFreshReads(t *testing.T) {
 	if n := openFDs(); n != before {
 		t.Fatalf("%d descriptors open after the sampler stopped, %d before", n, before)
 	}
+}
+
+// shellWithSleepers starts the shell sh with n sleeping children, waits
+// until it has them all and returns its pid and theirs; the tree is
+// ended when the test is.
+func shellWithSleepers(t *testing.T, sh string, n int) (int, []int) {
+	t.Helper()
+	cmd := exec.Command(sh, "-c", "for i in $(seq "+strconv.Itoa(n)+"); do sleep 30 & done; wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { newTree(cmd.Process.Pid).terminate(0); cmd.Wait() })
+	var kids []int
+	buf := make([]byte, 4096)
+	for deadline := time.Now().Add(5 * time.Second); len(kids) < n && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		kids, _ = childrenOf(cmd.Process.Pid, buf)
+	}
+	if len(kids) != n {
+		t.Fatalf("the shell's children: %v, want %d sleepers", kids, n)
+	}
+	return cmd.Process.Pid, kids
 }
