@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 
 	"github.com/flameox/flameox/pkg/durable"
 	"github.com/flameox/flameox/pkg/evidence/schema"
@@ -32,23 +34,47 @@ func anchorBytes(t *schema.Table) ([]byte, error) {
 // differs from the file this binary would write (it is a pure function of
 // the schema, so comparing bytes is the validity check). A symlink in its
 // place is replaced by a regular file.
+//
+// The tables are done concurrently, one per core: rendering an empty
+// Parquet file is most of `flameox init`'s own work.
 func EnsureAnchors(root string) error {
-	for _, t := range schema.Tables() {
-		want, err := anchorBytes(t)
-		if err != nil {
-			return err
-		}
-		path := AnchorPath(root, t)
-		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(want)) {
-			if got, err := os.ReadFile(path); err == nil && bytes.Equal(got, want) {
-				continue
+	tables := schema.Tables()
+	errs := make([]error, len(tables))
+	next := make(chan int, len(tables))
+	for i := range tables {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(tables)) {
+		wg.Go(func() {
+			for i := range next {
+				errs[i] = ensureAnchor(root, tables[i])
 			}
-		}
-		if err := writeAnchor(path, want); err != nil {
-			return err
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err // the first table's, as when they were done in turn
 		}
 	}
 	return nil
+}
+
+// ensureAnchor writes t's anchor unless it is there with the right bytes.
+func ensureAnchor(root string, t *schema.Table) error {
+	want, err := anchorBytes(t)
+	if err != nil {
+		return err
+	}
+	path := AnchorPath(root, t)
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(want)) {
+		if got, err := os.ReadFile(path); err == nil && bytes.Equal(got, want) {
+			return nil
+		}
+	}
+	return writeAnchor(path, want)
 }
 
 // Anchors returns the anchor of every table by table name, writing the
