@@ -50,8 +50,9 @@ func (x *extraction) write(sink adapter.Sink) (*adapter.Extraction, error) {
 
 // doneTable writes this extraction's rows of a table and releases what
 // the writer buffered for them (a large profile's tables do not all stay
-// in memory until the generation is finished).
-func doneTable(w *schema.Writer) error { return w.Flush() }
+// in memory until the generation is finished); a small profile's few
+// rows stay buffered until the file is closed (schema.Writer.Shed).
+func doneTable(w *schema.Writer) error { return w.Shed() }
 
 func (x *extraction) metric(t int) (string, string) {
 	st := x.p.SampleType[t]
@@ -168,8 +169,13 @@ func (x *extraction) measurements(sink adapter.Sink, ids []string, r *ranking, r
 			}
 		}
 	}
-	if err := w.Flush(); err != nil {
-		return err
+	// The first ranks' row group ends here only when other ranks follow.
+	if more := slices.ContainsFunc(r.rank, func(rk []int32) bool {
+		return slices.ContainsFunc(rk, func(v int32) bool { return v > topRows })
+	}); more {
+		if err := w.Flush(); err != nil {
+			return err
+		}
 	}
 	for e := range int32(r.merged.len()) {
 		for t := range r.rank {

@@ -227,6 +227,20 @@ func (w *Writer) Flush() error {
 	return w.flush()
 }
 
+// Shed is Flush for a producer that is done with its rows and only wants
+// their memory back: until the file's first row group is written, up to
+// smallFile rows stay buffered, since they may be all the file will hold,
+// which Close then writes in one go, uncompressed (a small profile's
+// tables, each shed by its extractor, would otherwise each set up zstd
+// and dictionary pages for a few rows). Rows kept so are checked when
+// they are written.
+func (w *Writer) Shed() error {
+	if !w.closed && w.err == nil && w.fw == nil && w.pending <= smallFile {
+		return nil
+	}
+	return w.Flush()
+}
+
 // flush fills the publication columns and writes the buffered rows as one
 // row group.
 func (w *Writer) flush() error {

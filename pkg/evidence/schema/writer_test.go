@@ -209,11 +209,12 @@ func TestFlush(t *testing.T) {
 
 // A file written in one go with few rows is left uncompressed (zstd's
 // set-up would be most of its cost); larger files, and files whose rows
-// were flushed before Close, are zstd.
+// were flushed before Close, are zstd. Shed keeps a small file's rows for
+// Close, and flushes a larger one's.
 func TestCodecBySize(t *testing.T) {
 	tb := Tables()[0]
-	write := func(rows int, flushFirst bool) compress.Compression {
-		f := create(t, fmt.Sprintf("codec-%d-%v.parquet", rows, flushFirst))
+	write := func(rows int, first string) compress.Compression {
+		f := create(t, fmt.Sprintf("codec-%d-%v.parquet", rows, first))
 		w, err := NewWriter(tb, f, Options{Common: testCommon})
 		if err != nil {
 			t.Fatal(err)
@@ -227,8 +228,13 @@ func TestCodecBySize(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if flushFirst {
+		switch first {
+		case "flush":
 			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		case "shed":
+			if err := w.Shed(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -248,12 +254,14 @@ func TestCodecBySize(t *testing.T) {
 	}
 	for _, c := range []struct {
 		rows  int
-		flush bool
+		first string // what is called before Close
 		want  compress.Compression
-	}{{1, false, compress.Codecs.Uncompressed}, {smallFile, false, compress.Codecs.Uncompressed},
-		{smallFile + 1, false, compress.Codecs.Zstd}, {1, true, compress.Codecs.Zstd}} {
-		if got := write(c.rows, c.flush); got != c.want {
-			t.Errorf("%d rows (flushed first: %v): %v, want %v", c.rows, c.flush, got, c.want)
+	}{{1, "", compress.Codecs.Uncompressed}, {smallFile, "", compress.Codecs.Uncompressed},
+		{smallFile + 1, "", compress.Codecs.Zstd}, {1, "flush", compress.Codecs.Zstd},
+		{1, "shed", compress.Codecs.Uncompressed}, {smallFile, "shed", compress.Codecs.Uncompressed},
+		{smallFile + 1, "shed", compress.Codecs.Zstd}} {
+		if got := write(c.rows, c.first); got != c.want {
+			t.Errorf("%d rows (before Close: %q): %v, want %v", c.rows, c.first, got, c.want)
 		}
 	}
 }
