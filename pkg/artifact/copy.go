@@ -2,7 +2,6 @@ package artifact
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -12,83 +11,139 @@ import (
 )
 
 const (
-	chunkSize = 4 << 20
+	// chunkSize is one read, hash and write. 1 MiB keeps a chunk in the
+	// cores' L2 caches between the read, the hash and the write; in a
+	// sketch of this loop, 4 MiB and 256 KiB chunks were both slower.
+	chunkSize = 1 << 20
+	// chunks is how many chunks are in flight between the three stages.
+	chunks = 8
+	// writeSize is one write(2) of a chunk into the staged file. The page
+	// cache sizes its folios by the write: a 1 MiB write takes 1 MiB
+	// folios, which come from the free blocks a virtual machine's balloon
+	// (free page reporting) has handed back to its host, and the host
+	// then faults every page in again: on the development VM, a third of
+	// first imports of 256 MiB took 0.5–0.8 s instead of 0.2 s, all of it
+	// in the kernel's copy into those folios. Writes of 64 KiB and below
+	// never did (docs/performance.md, "Import + hash of a 256 MiB file").
+	writeSize = 64 << 10
 	headSize  = 4 << 10
 )
 
-// copyHash streams src into dst and into h, reading at most limit+1 bytes so
-// an over-budget source is detected without copying it all. Writing and
-// hashing run concurrently on each chunk (SHA-256 and the page-cache write
-// each cost about as much as the read), which keeps a large import close to
-// the speed of hashing alone. Each written chunk is handed to the kernel for
-// write-back at once (sync_file_range), so the final fsync has little left
-// to do.
-//
-// Where the kernel can copy between the two files, copyHashInKernel does
-// it without the buffer; copyHash falls back to the buffer otherwise.
-func copyHash(ctx context.Context, dst *os.File, h hash.Hash, src *os.File, limit int64) (int64, []byte, error) {
-	n, head, err := copyHashInKernel(ctx, dst, src, h, limit)
-	if !errors.Is(err, errNoCopyRange) {
-		return n, head, err
-	}
-	return copyHashBuffered(ctx, dst, h, src, limit)
+// piece is one chunk of the source on its way through copyHash.
+type piece struct {
+	b   []byte
+	off int64
+	err error // the read's error; b is empty then
 }
 
-// copyHashBuffered is copyHash through a pair of buffers.
-func copyHashBuffered(ctx context.Context, dst *os.File, h hash.Hash, src io.Reader, limit int64) (int64, []byte, error) {
-	r := io.LimitReader(src, limit+1)
-	bufs := [2][]byte{make([]byte, chunkSize), make([]byte, chunkSize)}
-	var head []byte
-	var total int64
+// copyHash streams src into dst and into h, reading at most limit+1 bytes
+// so that an over-budget source is detected without copying it all. It
+// returns the bytes read and the first headSize of them.
+//
+// Three stages run at once over a ring of chunk buffers: one goroutine
+// reads the source into a buffer, the caller hashes it, and another
+// goroutine writes that same buffer into dst and hands it to the kernel
+// for write-back (sync_file_range), so the final fsync has little left to
+// do. The hash, the costliest stage, has a core to itself while the other
+// core reads and writes, so on two cores the import keeps pace with
+// `openssl dgst`, which reads and hashes on one and writes nothing. The bytes written are the bytes hashed, buffer for buffer, so what
+// is stored is always what the digest names, whatever another process
+// does to the source meanwhile (StageImport's identity checks catch that
+// change and refuse the import).
+//
+// Tried and not kept (docs/performance.md): the kernel's copy
+// (copy_file_range) with the staged pages hashed from a mapping, and a
+// read-and-hash loop with only the write on a second goroutine; both put
+// two of the three passes over the bytes on one core.
+func copyHash(ctx context.Context, dst *os.File, h hash.Hash, src *os.File, limit int64) (int64, []byte, error) {
+	budget := limit + 1
+	ring := make([]byte, chunks*chunkSize)
+	free := make(chan []byte, chunks)
+	for i := range chunks {
+		free <- ring[i*chunkSize : (i+1)*chunkSize : (i+1)*chunkSize]
+	}
+	read := make(chan piece, chunks)
+	hashed := make(chan piece, chunks)
+	stop := make(chan struct{})
+	readerDone := make(chan struct{})
 	writeErr := make(chan error, 1)
-	pending := false
-	for i := 0; ; i++ {
-		if err := ctx.Err(); err != nil {
-			if pending {
-				<-writeErr
+
+	go func() { // the reader
+		defer close(readerDone)
+		defer close(read)
+		for off := int64(0); off < budget; {
+			var b []byte
+			select {
+			case b = <-free:
+			case <-stop:
+				return
 			}
-			return total, head, err
+			n, err := src.ReadAt(b[:min(int64(chunkSize), budget-off)], off)
+			p := piece{b: b[:n], off: off}
+			if err != nil && err != io.EOF {
+				p = piece{err: err}
+			}
+			if n > 0 || p.err != nil {
+				select {
+				case read <- p:
+				case <-stop:
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+			off += int64(n)
 		}
-		buf := bufs[i%2]
-		n, rerr := io.ReadFull(r, buf)
-		if pending {
-			if err := <-writeErr; err != nil {
-				return total, head, fmt.Errorf("write staged payload: %w", err)
-			}
-			pending = false
-		}
-		if n > 0 {
-			chunk := buf[:n]
-			if head == nil {
-				head = append([]byte{}, chunk[:min(n, headSize)]...)
-			}
-			off := total
-			go func() {
-				_, err := dst.Write(chunk)
+	}()
+
+	go func() { // the writer
+		var err error
+		for p := range hashed {
+			if err == nil {
+				for k := 0; k < len(p.b) && err == nil; k += writeSize {
+					_, err = dst.WriteAt(p.b[k:min(len(p.b), k+writeSize)], p.off+int64(k))
+				}
 				if err == nil {
 					// Advisory: start write-back now; errors surface at fsync.
-					_ = unix.SyncFileRange(int(dst.Fd()), off, int64(len(chunk)), unix.SYNC_FILE_RANGE_WRITE)
+					_ = unix.SyncFileRange(int(dst.Fd()), p.off, int64(len(p.b)), unix.SYNC_FILE_RANGE_WRITE)
 				}
-				writeErr <- err
-			}()
-			pending = true
-			h.Write(chunk)
-			total += int64(n)
+			}
+			free <- p.b[:cap(p.b)]
 		}
-		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+		writeErr <- err
+	}()
+
+	var total int64
+	var head []byte
+	var err error
+	for p := range read {
+		if p.err != nil {
+			err = fmt.Errorf("read source: %w", p.err)
 			break
 		}
-		if rerr != nil {
-			if pending {
-				<-writeErr
-			}
-			return total, head, fmt.Errorf("read source: %w", rerr)
+		if err = ctx.Err(); err != nil {
+			free <- p.b[:cap(p.b)]
+			break
 		}
+		if head == nil {
+			head = append([]byte{}, p.b[:min(len(p.b), headSize)]...)
+		}
+		h.Write(p.b)
+		total += int64(len(p.b))
+		hashed <- p
 	}
-	if pending {
-		if err := <-writeErr; err != nil {
-			return total, head, fmt.Errorf("write staged payload: %w", err)
-		}
+	close(stop)
+	<-readerDone
+	close(hashed)
+	if werr := <-writeErr; werr != nil && err == nil {
+		err = fmt.Errorf("write staged payload: %w", werr)
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return total, head, err
 	}
 	if head == nil {
 		head = []byte{}

@@ -95,7 +95,7 @@ func (s *Store) StageImport(ctx context.Context, src string, maxBytes int64) (*S
 			st.Discard()
 		}
 	}()
-	out, err := os.OpenFile(st.Path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600) // read: copyHash hashes the staged pages
+	out, err := os.OpenFile(st.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create staged payload: %w", err)
 	}
