@@ -50,8 +50,12 @@ func (c *coded) rows() int {
 	return len(c.idx)
 }
 
+// reset empties the column for the next row group. The indices start a
+// new slice: the last group's array holds the old one (array remaps it in
+// place) until its row group is written, which the Writer does beside
+// the next group's rows.
 func (c *coded) reset() {
-	c.idx, c.nulls, c.null = c.idx[:0], 0, c.null[:0]
+	c.idx, c.nulls, c.null = make([]int32, 0, cap(c.idx)), 0, c.null[:0]
 	if c.list {
 		c.offs = append(c.offs[:0], 0)
 	}

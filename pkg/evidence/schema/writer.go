@@ -55,7 +55,8 @@ type Writer struct {
 	rows     int64 // rows written to row groups
 	err      error // sticky
 	closed   bool
-	trial    *Trial // see SetTrial
+	trial    *Trial     // see SetTrial
+	writing  chan error // the row group being encoded and written, or nil
 }
 
 // NewWriter starts a Parquet file for t on w.
@@ -300,16 +301,53 @@ func (w *Writer) flush() error {
 			return w.fail(err)
 		}
 	}
+	// One row group is encoded and written while the caller fills the
+	// next: the encoding (Parquet pages, dictionaries, zstd) was a third of
+	// a large profile's extraction, on the core the caller was not using
+	// (docs/performance.md, "Profiles with 10^6 locations"). At most one
+	// is in flight, so the memory held is one row group more.
+	if err := w.wait(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	group, batch := arrs, w.rows
+	arrs = nil // the writer releases them
+	go func() { done <- w.writeGroup(group, batch) }()
+	w.writing = done
+	w.rows += int64(n)
+	w.pending = 0
+	return nil
+}
+
+// writeGroup writes arrs as the next row group and releases them. It runs
+// on a goroutine of its own (flush); first is the group's first row.
+func (w *Writer) writeGroup(arrs []arrow.Array, first int64) error {
+	defer func() {
+		for _, a := range arrs {
+			a.Release()
+		}
+	}()
 	if err := w.fw.NewRowGroupChecked(); err != nil {
-		return w.fail(fmt.Errorf("schema: %s: %w", w.t.Name, err))
+		return fmt.Errorf("schema: %s: row group at row %d: %w", w.t.Name, first, err)
 	}
 	for i, a := range arrs {
 		if err := w.fw.WriteColumnData(a); err != nil {
-			return w.fail(fmt.Errorf("schema: %s.%s: %w", w.t.Name, w.t.Columns[i].Name, err))
+			return fmt.Errorf("schema: %s.%s: row group at row %d: %w", w.t.Name, w.t.Columns[i].Name, first, err)
 		}
 	}
-	w.rows += int64(n)
-	w.pending = 0
+	return nil
+}
+
+// wait waits for the row group in flight, if any, and keeps its error.
+func (w *Writer) wait() error {
+	if w.writing == nil {
+		return nil
+	}
+	err := <-w.writing
+	w.writing = nil
+	if err != nil {
+		return w.fail(err)
+	}
 	return nil
 }
 
@@ -325,6 +363,7 @@ func (w *Writer) Close() (int64, error) {
 	if w.err == nil {
 		_ = w.flush() // a failure is kept in w.err
 	}
+	_ = w.wait()
 	if w.fw == nil && w.err == nil { // no rows at all
 		if err := w.open(true); err != nil {
 			w.fail(err)
