@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -20,7 +21,7 @@ var storageErrnos = []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT}
 
 // quotedPath finds a quoted absolute path in a library's message, such as
 // DuckDB's `Could not write file "/w/.diagnostics/catalog.duckdb": …`.
-var quotedPath = regexp.MustCompile(`["'](/[^"']+)["']`)
+var quotedPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`["'](/[^"']+)["']`) })
 
 // quotesArtifact are the codes of errors about reading an artifact, whose
 // library text may quote the artifact's own bytes: their text is never
@@ -57,7 +58,7 @@ func storageFull(err error, fe *Error) *Error {
 			for _, n := range storageErrnos {
 				if strings.Contains(msg, strings.ToLower(n.Error())) {
 					hit = true
-					if m := quotedPath.FindStringSubmatch(leaf.Error()); m != nil {
+					if m := quotedPath().FindStringSubmatch(leaf.Error()); m != nil {
 						dir = filepath.Dir(m[1])
 					}
 					return
@@ -137,7 +138,7 @@ func readOnly(err error, fe *Error) *Error {
 		walkLeaves(err, func(leaf error) {
 			if !hit && strings.Contains(strings.ToLower(leaf.Error()), strings.ToLower(syscall.EROFS.Error())) {
 				hit = true
-				if m := quotedPath.FindStringSubmatch(leaf.Error()); m != nil {
+				if m := quotedPath().FindStringSubmatch(leaf.Error()); m != nil {
 					dir = filepath.Dir(m[1])
 				}
 			}

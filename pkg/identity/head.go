@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // readHead reads the HEAD commit of the repository whose work tree is
@@ -85,13 +86,15 @@ func readSmall(path string, max int64) ([]byte, error) {
 
 // configKey matches a config line setting one of the keys that change
 // where the work tree, the config or the refs are.
-var configKey = regexp.MustCompile(`(?im)^\s*(worktree|refstorage|path)\s*(=|$)|^\s*\[\s*include`)
+var configKey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?im)^\s*(worktree|refstorage|path)\s*(=|$)|^\s*\[\s*include`)
+})
 
 // plainConfig reports whether a repository's config leaves the work tree
 // at the parent of .git, is not bare (or says bare = false), includes no
 // other file and keeps refs as files.
 func plainConfig(cfg []byte) bool {
-	if configKey.Match(cfg) {
+	if configKey().Match(cfg) {
 		return false
 	}
 	// bare is fine only as "bare = false".

@@ -4,17 +4,20 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Hosts substitute variables in an entry before they start it, each in its
 // own syntax; --verify does the same so it starts what the host would.
 var (
 	// Claude Code: ${VAR} and ${VAR:-default}.
-	claudeVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+	claudeVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`) })
 	// VS Code: ${env:VAR}, ${workspaceFolder}, ${userHome}.
-	vscodeVar = regexp.MustCompile(`\$\{(env:([A-Za-z_][A-Za-z0-9_]*)|workspaceFolder|userHome)\}`)
+	vscodeVar = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\$\{(env:([A-Za-z_][A-Za-z0-9_]*)|workspaceFolder|userHome)\}`)
+	})
 	// OpenCode: {env:VAR}.
-	opencodeVar = regexp.MustCompile(`\{env:([A-Za-z_][A-Za-z0-9_]*)\}`)
+	opencodeVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{env:([A-Za-z_][A-Za-z0-9_]*)\}`) })
 )
 
 // expander returns the host's substitution over getenv, or nil when the
@@ -23,8 +26,8 @@ func expander(host string, o Options, getenv func(string) string) func(string) s
 	switch host {
 	case "claude":
 		return func(s string) string {
-			return claudeVar.ReplaceAllStringFunc(s, func(m string) string {
-				g := claudeVar.FindStringSubmatch(m)
+			return claudeVar().ReplaceAllStringFunc(s, func(m string) string {
+				g := claudeVar().FindStringSubmatch(m)
 				if v := getenv(g[1]); v != "" || g[2] == "" {
 					return v
 				}
@@ -35,8 +38,8 @@ func expander(host string, o Options, getenv func(string) string) func(string) s
 		return func(s string) string { return os.Expand(s, getenv) }
 	case "vscode":
 		return func(s string) string {
-			return vscodeVar.ReplaceAllStringFunc(s, func(m string) string {
-				g := vscodeVar.FindStringSubmatch(m)
+			return vscodeVar().ReplaceAllStringFunc(s, func(m string) string {
+				g := vscodeVar().FindStringSubmatch(m)
 				switch {
 				case g[1] == "workspaceFolder":
 					return o.ProjectRoot
@@ -48,8 +51,8 @@ func expander(host string, o Options, getenv func(string) string) func(string) s
 		}
 	case "opencode":
 		return func(s string) string {
-			return opencodeVar.ReplaceAllStringFunc(s, func(m string) string {
-				return getenv(opencodeVar.FindStringSubmatch(m)[1])
+			return opencodeVar().ReplaceAllStringFunc(s, func(m string) string {
+				return getenv(opencodeVar().FindStringSubmatch(m)[1])
 			})
 		}
 	}
