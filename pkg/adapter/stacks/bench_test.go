@@ -3,6 +3,7 @@ package stacks
 import (
 	"context"
 	"io"
+	"os"
 	"testing"
 	"time"
 
@@ -48,6 +49,18 @@ func BenchmarkExtractLarge(b *testing.B) {
 // parse, aggregate and write every table (docs/performance.md, "Bomb
 // corpus").
 func BenchmarkExtractMillion(b *testing.B) { benchBomb(b, "pprof-1e6-locations.pb.gz") }
+
+// BenchmarkExtractFile extracts the profile FLAMEOX_BENCH_PROFILE names,
+// e.g. scripts/bench/bigprofile's 10^6-location shapes
+// (docs/performance.md, "Profiles with 10^6 locations"); it is skipped
+// when the variable is unset.
+func BenchmarkExtractFile(b *testing.B) {
+	path := os.Getenv("FLAMEOX_BENCH_PROFILE")
+	if path == "" {
+		b.Skip("FLAMEOX_BENCH_PROFILE names no profile")
+	}
+	benchExtract(b, path)
+}
 
 // BenchmarkExtractHugeName is the extraction of the bomb corpus's profile
 // with one 64 MiB function name (docs/performance.md, "Bomb corpus").
