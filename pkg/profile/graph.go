@@ -45,7 +45,7 @@ func NewGraph(p *profile.Profile) (*Graph, *profile.Profile) {
 		lines += max(len(l.Line), 1)
 	}
 	slab := make([]int, lines) // every location's nodes, sliced from one allocation
-	index := map[nodeKey]int{}
+	index := make(map[nodeKey]int, cap(g.Nodes))
 	node := func(k nodeKey, fn *profile.Function, m *profile.Mapping) int {
 		if i, ok := index[k]; ok {
 			return i
