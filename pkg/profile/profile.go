@@ -3,13 +3,13 @@ package profile
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/klauspost/compress/gzip"
 )
 
 // Format is an input format recognised by content.
