@@ -298,3 +298,82 @@ func TestRowGroupByteBudget(t *testing.T) {
 		t.Fatalf("%d rows in %d row groups, want %d in 3 or 4", footerRows, groups, rows)
 	}
 }
+
+// failAfter is an io.Writer that accepts n bytes, then fails.
+type failAfter struct{ n int }
+
+var errDiskFull = errors.New("no space left on device")
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		k := f.n
+		f.n = 0
+		return k, errDiskFull
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+// TestRowGroupsInFlight: row groups are encoded and written on a goroutine
+// while the next is filled (flush). Many groups come back whole and in
+// order, and a destination that fails part-way fails the writer: the error
+// of a group written in the background is returned by a later EndRow,
+// Flush or Close, never lost.
+func TestRowGroupsInFlight(t *testing.T) {
+	tb := Tables()[0]
+	row := func(r int) []any {
+		vals := make([]any, 0, len(tb.Columns))
+		for _, c := range tb.Columns[NumCommon:] {
+			vals = append(vals, sample(c, r))
+		}
+		return vals
+	}
+	f := create(t, "groups.parquet")
+	w, err := NewWriter(tb, f, Options{Common: testCommon, RowGroupRows: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rows = 300
+	for r := range rows {
+		if err := w.AppendRow(row(r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := w.Close(); n != rows || err != nil {
+		t.Fatalf("Close() = %d, %v", n, err)
+	}
+	_, footerRows, groups, got := readBack(t, f.Name())
+	if footerRows != rows || groups != (rows+6)/7 {
+		t.Fatalf("%d rows in %d row groups, want %d in %d", footerRows, groups, rows, (rows+6)/7)
+	}
+	for r := range rows {
+		if want := row(r); fmt.Sprint(got[r][NumCommon:len(tb.Columns)-1]) != fmt.Sprint(want[:len(want)-1]) {
+			t.Fatalf("row %d = %v, want %v", r, got[r][NumCommon:], want)
+		}
+	}
+
+	// The writer buffers 64 KiB before its destination sees a byte, so a
+	// failure within the first groups surfaces at Close, and one after
+	// that in the background, then at a later row.
+	for _, budget := range []int{0, 100, 100_000, 400_000} {
+		w, err := NewWriter(tb, &failAfter{n: budget}, Options{Common: testCommon, RowGroupRows: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var failed error
+		written := 0
+		for ; written < 20_000 && failed == nil; written++ {
+			failed = w.AppendRow(row(written))
+		}
+		if budget >= 100_000 && failed == nil {
+			t.Errorf("budget %d: all %d rows accepted, want a failure before Close", budget, written)
+		}
+		_, cerr := w.Close()
+		if failed == nil {
+			failed = cerr
+		}
+		if !errors.Is(failed, errDiskFull) || !errors.Is(cerr, errDiskFull) {
+			t.Errorf("budget %d: rows failed with %v, Close with %v; want %v from both", budget, failed, cerr, errDiskFull)
+		}
+	}
+}
