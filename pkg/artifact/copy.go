@@ -21,10 +21,10 @@ const (
 	// cache sizes its folios by the write: a 1 MiB write takes 1 MiB
 	// folios, which come from the free blocks a virtual machine's balloon
 	// (free page reporting) has handed back to its host, and the host
-	// then faults every page in again: on the development VM, a third of
-	// first imports of 256 MiB took 0.5–0.8 s instead of 0.2 s, all of it
-	// in the kernel's copy into those folios. Writes of 64 KiB and below
-	// never did (docs/performance.md, "Import + hash of a 256 MiB file").
+	// then faults every page in again; on the development VM that made
+	// some first imports several times slower, all of it in the kernel's
+	// copy into those folios, and writes of 16–256 KiB never did
+	// (docs/performance.md, "Import + hash of a 256 MiB file").
 	writeSize = 64 << 10
 	headSize  = 4 << 10
 )
@@ -46,9 +46,10 @@ type piece struct {
 // for write-back (sync_file_range), so the final fsync has little left to
 // do. The hash, the costliest stage, has a core to itself while the other
 // core reads and writes, so on two cores the import keeps pace with
-// `openssl dgst`, which reads and hashes on one and writes nothing. The bytes written are the bytes hashed, buffer for buffer, so what
-// is stored is always what the digest names, whatever another process
-// does to the source meanwhile (StageImport's identity checks catch that
+// `openssl dgst`, which reads and hashes on one and writes nothing. The
+// bytes written are the bytes hashed, buffer for buffer, so what is
+// stored is always what the digest names, whatever another process does
+// to the source meanwhile (StageImport's identity checks catch that
 // change and refuse the import).
 //
 // Tried and not kept (docs/performance.md): the kernel's copy
