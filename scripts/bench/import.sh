@@ -6,7 +6,7 @@
 # (pkg/artifact's BenchmarkStageImport, one StageImport per process: its
 # test binary's start and the removal of the staged copy are included).
 # The floor of any store that keeps its own copy is also timed: `cp`
-# (coreutils: copy_file_range, as the staging does) alone, and `cp`
+# (coreutils, copy_file_range) alone, and `cp`
 # followed by openssl over the copy (copy + hash, one after the other).
 # Two imports are timed: the first import of the file into a workspace
 # (reset before every command, untimed), and a re-import of bytes the
