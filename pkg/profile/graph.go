@@ -22,12 +22,31 @@ type Node struct {
 // (inlined) frame first, so that extraction and Top share one naming rule.
 type Graph struct {
 	Nodes []Node
+	// Every location's nodes, by location ID when the IDs are dense (the
+	// usual case: pprof numbers them 1..n), else by location. A large
+	// profile looks up one location per stack frame of every sample, and
+	// the slice costs one memory access where the map cost several
+	// (docs/performance.md, "Profiles with 10^6 locations").
+	byID  [][]int
+	idLoc []*profile.Location // byID[i] belongs to idLoc[i]
 	loc   map[*profile.Location][]int
+}
+
+// nodes returns the nodes of location l, nil for a location that is not
+// the profile's.
+func (g *Graph) nodes(l *profile.Location) []int {
+	if g.loc != nil {
+		return g.loc[l]
+	}
+	if l.ID < uint64(len(g.idLoc)) && g.idLoc[l.ID] == l {
+		return g.byID[l.ID]
+	}
+	return nil
 }
 
 // ReleaseLocations drops the location index (Stack no longer works); the
 // nodes stay. Extraction calls it between aggregating and writing rows.
-func (g *Graph) ReleaseLocations() { g.loc = nil }
+func (g *Graph) ReleaseLocations() { g.loc, g.byID, g.idLoc = nil, nil, nil }
 
 // NewGraph builds the node table of p (after DropFrames, like Top).
 func NewGraph(p *profile.Profile) (*Graph, *profile.Profile) {
@@ -38,11 +57,33 @@ func NewGraph(p *profile.Profile) (*Graph, *profile.Profile) {
 	// Sized up front: a profile has tens of thousands of functions, and
 	// growing the node table by append's small steps for large slices
 	// allocated several times its final size (docs/performance.md).
-	g := &Graph{loc: make(map[*profile.Location][]int, len(p.Location)),
-		Nodes: make([]Node, 0, len(p.Function)+len(p.Mapping)+1)}
-	lines := 0
+	g := &Graph{Nodes: make([]Node, 0, len(p.Function)+len(p.Mapping)+1)}
+	lines, maxID := 0, uint64(0)
 	for _, l := range p.Location {
 		lines += max(len(l.Line), 1)
+		maxID = max(maxID, l.ID)
+	}
+	if maxID <= 2*uint64(len(p.Location))+1024 {
+		g.idLoc = make([]*profile.Location, maxID+1)
+		for _, l := range p.Location {
+			if g.idLoc[l.ID] != nil { // two locations share an ID: by location, then
+				g.idLoc = nil
+				break
+			}
+			g.idLoc[l.ID] = l
+		}
+	}
+	if g.idLoc != nil {
+		g.byID = make([][]int, len(g.idLoc))
+	} else {
+		g.loc = make(map[*profile.Location][]int, len(p.Location))
+	}
+	set := func(l *profile.Location, ns []int) {
+		if g.loc != nil {
+			g.loc[l] = ns
+		} else {
+			g.byID[l.ID] = ns
+		}
 	}
 	slab := make([]int, lines) // every location's nodes, sliced from one allocation
 	index := make(map[nodeKey]int, cap(g.Nodes))
@@ -70,7 +111,7 @@ func NewGraph(p *profile.Profile) (*Graph, *profile.Profile) {
 			ns := slab[:1:1]
 			slab = slab[1:]
 			ns[0] = node(nodeKey{objfile: obj}, nil, l.Mapping)
-			g.loc[l] = ns
+			set(l, ns)
 			continue
 		}
 		ns := slab[:len(l.Line):len(l.Line)]
@@ -85,7 +126,7 @@ func NewGraph(p *profile.Profile) (*Graph, *profile.Profile) {
 				ns[i] = node(nodeKey{name: fn.Name}, fn, l.Mapping)
 			}
 		}
-		g.loc[l] = ns
+		set(l, ns)
 	}
 	return g, p
 }
@@ -95,7 +136,7 @@ func NewGraph(p *profile.Profile) (*Graph, *profile.Profile) {
 func (g *Graph) Stack(s *profile.Sample, buf []int) []int {
 	buf = buf[:0]
 	for _, l := range s.Location {
-		buf = append(buf, g.loc[l]...)
+		buf = append(buf, g.nodes(l)...)
 	}
 	return buf
 }

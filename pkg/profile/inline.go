@@ -19,7 +19,7 @@ const (
 func (g *Graph) Outer(s *profile.Sample, buf []bool) []bool {
 	buf = buf[:0]
 	for _, l := range s.Location {
-		ns := g.loc[l]
+		ns := g.nodes(l)
 		for i := range ns {
 			buf = append(buf, i == len(ns)-1)
 		}

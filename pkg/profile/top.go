@@ -82,7 +82,7 @@ func Top(p *profile.Profile, sampleIndex int, filter func(*profile.Sample) bool)
 				rows[n].Cum += v
 			}
 		}
-		if ns := g.loc[s.Location[0]]; len(ns) > 0 {
+		if ns := g.nodes(s.Location[0]); len(ns) > 0 {
 			rows[ns[0]].Flat += v
 		}
 	}
