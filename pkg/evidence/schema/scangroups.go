@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -118,7 +119,19 @@ func ScanGroups(ctx context.Context, t *Table, src string, cols []string, keep f
 	for _, g := range groups {
 		rows += md.RowGroup(g).NumRows()
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: max(1, min(rows, 64*1024))}, memory.DefaultAllocator)
+	props := pqarrow.ArrowReadProperties{BatchSize: max(1, min(rows, 64*1024))}
+	// A string column whose chunks are all dictionary-encoded is read as
+	// Arrow dictionary indices over its dictionary page: a row group's run
+	// id, metric or thread is one value repeated, and read as strings it
+	// was copied into a growing buffer once per row, most of what a small
+	// query allocated (docs/performance.md, "Repeat hotspots on a small
+	// profile").
+	for _, c := range cols {
+		if i, ok := leaf[c]; ok && md.Schema.Column(i).PhysicalType() == parquet.Types.ByteArray && dictionaryEncoded(md, groups, i) {
+			props.SetReadDict(i, true)
+		}
+	}
+	fr, err := pqarrow.NewFileReader(pf, props, memory.DefaultAllocator)
 	if err != nil {
 		return fmt.Errorf("schema: read %s: %w", src, err)
 	}
@@ -126,7 +139,7 @@ func ScanGroups(ctx context.Context, t *Table, src string, cols []string, keep f
 	if err != nil {
 		return fmt.Errorf("schema: read %s: %w", src, err)
 	}
-	if err := t.Validate(sch); err != nil {
+	if err := t.Validate(undictionary(sch)); err != nil {
 		return err
 	}
 	var idx []int
@@ -149,6 +162,35 @@ func ScanGroups(ctx context.Context, t *Table, src string, cols []string, keep f
 		return fmt.Errorf("schema: read %s: %w", src, err)
 	}
 	return emitRows(ctx, rr, src, cols, row, nestedValue, fn)
+}
+
+// dictionaryEncoded reports whether leaf column i has a dictionary page
+// in every row group of groups.
+func dictionaryEncoded(md *metadata.FileMetaData, groups []int, i int) bool {
+	for _, g := range groups {
+		cc, err := md.RowGroup(g).ColumnChunk(i)
+		if err != nil || !cc.HasDictionaryPage() {
+			return false
+		}
+	}
+	return true
+}
+
+// undictionary returns s with each dictionary field as its value type: the
+// file's schema as Validate knows it, before SetReadDict.
+func undictionary(s *arrow.Schema) *arrow.Schema {
+	fields := s.Fields()
+	changed := false
+	for i, f := range fields {
+		if d, ok := f.Type.(*arrow.DictionaryType); ok {
+			fields[i].Type, changed = d.ValueType, true
+		}
+	}
+	if !changed {
+		return s
+	}
+	md := s.Metadata()
+	return arrow.NewSchema(fields, &md)
 }
 
 // nestedValue is value, with string maps and lists as Go maps and slices.
