@@ -58,10 +58,22 @@ type piece struct {
 // two of the three passes over the bytes on one core.
 func copyHash(ctx context.Context, dst *os.File, h hash.Hash, src *os.File, limit int64) (int64, []byte, error) {
 	budget := limit + 1
-	ring := make([]byte, chunks*chunkSize)
-	free := make(chan []byte, chunks)
-	for i := range chunks {
-		free <- ring[i*chunkSize : (i+1)*chunkSize : (i+1)*chunkSize]
+	// The ring is sized for the source as it is now: a small file needs
+	// one small buffer, not 8 MiB that the import's garbage collection
+	// then paces itself by (a large profile's import peak RSS). A source
+	// that grows meanwhile still streams through it, buffer after buffer.
+	n, size := chunks, int64(chunkSize)
+	if fi, err := src.Stat(); err == nil {
+		want := min(fi.Size(), budget) + 1 // + 1: the read that finds the end
+		n = int(min(int64(chunks), max(1, (want+chunkSize-1)/chunkSize)))
+		if n == 1 {
+			size = max(want, 4096)
+		}
+	}
+	ring := make([]byte, int64(n)*size)
+	free := make(chan []byte, n)
+	for i := range int64(n) {
+		free <- ring[i*size : (i+1)*size : (i+1)*size]
 	}
 	read := make(chan piece, chunks)
 	hashed := make(chan piece, chunks)
@@ -79,7 +91,7 @@ func copyHash(ctx context.Context, dst *os.File, h hash.Hash, src *os.File, limi
 			case <-stop:
 				return
 			}
-			n, err := src.ReadAt(b[:min(int64(chunkSize), budget-off)], off)
+			n, err := src.ReadAt(b[:min(int64(len(b)), budget-off)], off)
 			p := piece{b: b[:n], off: off}
 			if err != nil && err != io.EOF {
 				p = piece{err: err}
