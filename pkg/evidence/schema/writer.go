@@ -305,26 +305,44 @@ func (w *Writer) flush() error {
 	// next: the encoding (Parquet pages, dictionaries, zstd) was a third of
 	// a large profile's extraction, on the core the caller was not using
 	// (docs/performance.md, "Profiles with 10^6 locations"). At most one
-	// is in flight, so the memory held is one row group more.
+	// is in flight in the process, whichever writer it is from, so the
+	// memory held is one row group more: a writer done with its table
+	// (Shed) leaves its last group in flight while the next table fills,
+	// and without the process-wide bound every table of an extraction
+	// could be in flight at once (the largest pprof fixture's import then
+	// held 27 MB more).
 	if err := w.wait(); err != nil {
 		return err
 	}
+	groupInFlight <- struct{}{}
 	done := make(chan error, 1)
 	group, batch := arrs, w.rows
 	arrs = nil // the writer releases them
-	go func() { done <- w.writeGroup(group, batch) }()
+	go func() {
+		err := w.writeGroup(group, batch)
+		<-groupInFlight
+		done <- err
+	}()
 	w.writing = done
 	w.rows += int64(n)
 	w.pending = 0
 	return nil
 }
 
+// groupInFlight holds a token while a row group is encoded and written
+// on a goroutine of its own (flush).
+var groupInFlight = make(chan struct{}, 1)
+
 // writeGroup writes arrs as the next row group and releases them. It runs
 // on a goroutine of its own (flush); first is the group's first row.
 func (w *Writer) writeGroup(arrs []arrow.Array, first int64) error {
+	// Each column is released once written, not with the group: the
+	// group's memory shrinks as it is encoded.
 	defer func() {
 		for _, a := range arrs {
-			a.Release()
+			if a != nil {
+				a.Release()
+			}
 		}
 	}()
 	if err := w.fw.NewRowGroupChecked(); err != nil {
@@ -334,6 +352,8 @@ func (w *Writer) writeGroup(arrs []arrow.Array, first int64) error {
 		if err := w.fw.WriteColumnData(a); err != nil {
 			return fmt.Errorf("schema: %s.%s: row group at row %d: %w", w.t.Name, w.t.Columns[i].Name, first, err)
 		}
+		a.Release()
+		arrs[i] = nil
 	}
 	return nil
 }

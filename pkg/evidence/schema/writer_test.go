@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"github.com/flameox/flameox/pkg/evidence/schema/schematest"
@@ -381,5 +382,72 @@ func TestRowGroupsInFlight(t *testing.T) {
 		if !errors.Is(failed, errDiskFull) || !errors.Is(cerr, errDiskFull) {
 			t.Errorf("budget %d: rows failed with %v, Close with %v; want %v from both", budget, failed, cerr, errDiskFull)
 		}
+	}
+}
+
+// gated is a destination whose writes wait until open is closed.
+type gated struct {
+	open chan struct{}
+	bytes.Buffer
+}
+
+func (g *gated) Write(p []byte) (int, error) {
+	<-g.open
+	return g.Buffer.Write(p)
+}
+
+// TestOneRowGroupInFlight checks that a row group in flight holds back
+// every other writer's, not only its own writer's next: a writer done
+// with its table (Shed) leaves its last group in flight while the next
+// table fills, and the memory held must stay one row group.
+func TestOneRowGroupInFlight(t *testing.T) {
+	tb := Tables()[0]
+	row := func(r int) []any {
+		vals := make([]any, 0, len(tb.Columns))
+		for _, c := range tb.Columns[NumCommon:] {
+			vals = append(vals, sample(c, r))
+		}
+		return vals
+	}
+	fill := func(w *Writer) {
+		for r := range 2000 { // past the 64 KiB the writer buffers
+			if err := w.AppendRow(row(r)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	first := &gated{open: make(chan struct{})}
+	a, err := NewWriter(tb, first, Options{Common: testCommon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(a)
+	if err := a.Flush(); err != nil { // in flight, stuck on the gate
+		t.Fatal(err)
+	}
+	var second bytes.Buffer
+	b, err := NewWriter(tb, &second, Options{Common: testCommon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(b)
+	flushed := make(chan error, 1)
+	go func() { flushed <- b.Flush() }()
+	select {
+	case err := <-flushed:
+		t.Fatalf("a second writer's row group went in flight beside the first's (Flush = %v)", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(first.open)
+	if err := <-flushed; err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []*Writer{a, b} {
+		if n, err := w.Close(); n != 2000 || err != nil {
+			t.Fatalf("Close() = %d, %v", n, err)
+		}
+	}
+	if first.Len() == 0 || second.Len() == 0 {
+		t.Fatalf("files of %d and %d bytes", first.Len(), second.Len())
 	}
 }
