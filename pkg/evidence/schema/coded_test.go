@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -112,6 +113,72 @@ func TestCodedColumns(t *testing.T) {
 		}
 		if !slices.Contains(cc.Encodings(), parquet.Encodings.RLEDict) {
 			t.Errorf("%s: encodings %v, want a dictionary", col, cc.Encodings())
+		}
+	}
+}
+
+// TestCodedSparsePlain checks the dictionary decision for a coded column:
+// one whose first row group holds mostly distinct values (a deep
+// profile's call edges) is written as plain strings in every group, one
+// that repeats its values gets dictionary pages, and both read back the
+// same.
+func TestCodedSparsePlain(t *testing.T) {
+	tb := CallEdges
+	const rows, group = 3 * 5000, 5000
+	ids := make([]string, rows)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("sha256:%064d", i)
+	}
+	f := create(t, "edges.parquet")
+	w, err := NewWriter(tb, f, Options{Common: testCommon, RowGroupRows: group})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SetString("run_id", "run")
+	w.SetString("artifact_id", "art")
+	parent, child := w.DictStringCol("parent_frame_id", ids), w.DictStringCol("child_frame_id", ids)
+	var want [][2]string
+	for r := range rows {
+		p, c := r%7, r // the parent repeats, the child never does
+		if r >= group {
+			p = r // a later group that would have suited a dictionary
+		}
+		parent.Append(p)
+		child.Append(c)
+		want = append(want, [2]string{ids[p], ids[c]})
+		w.Uint64Col("sample_count").Append(1)
+		w.Int64Col("duration_ns").Append(0)
+		w.Int64Col("value").Append(1)
+		for _, col := range []string{"metric", "unit", "thread", "process"} {
+			w.StringCol(col).AppendNull()
+		}
+		if err := w.EndRow(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := w.Close(); n != rows || err != nil {
+		t.Fatalf("Close() = %d, %v", n, err)
+	}
+	rf := readBack2(t, f.Name())
+	for r, m := range rf.maps {
+		if got := [2]string{m["parent_frame_id"].(string), m["child_frame_id"].(string)}; got != want[r] {
+			t.Fatalf("row %d: %v, want %v", r, got, want[r])
+		}
+	}
+	pf, err := file.OpenParquetFile(f.Name(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	for g := range pf.NumRowGroups() {
+		for col, dict := range map[string]bool{"parent_frame_id": true, "child_frame_id": false} {
+			cc, err := pf.MetaData().RowGroup(g).ColumnChunk(tb.Index(col))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cc.HasDictionaryPage(); got != dict {
+				t.Errorf("group %d, %s: dictionary page %v, want %v", g, col, got, dict)
+			}
 		}
 	}
 }

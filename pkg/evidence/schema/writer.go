@@ -49,6 +49,7 @@ type Writer struct {
 	coded    []*coded               // per column: written from dictionary indices, or nil
 	orig     originals              // digests of the current row's replaced strings
 	plain    bool                   // small file: no dictionary pages (their set-up outweighs a few rows)
+	dense    []bool                 // per column: a coded column written as plain strings (see open)
 	common   Common
 	rowGroup int
 	pending  int   // rows in the builders
@@ -132,12 +133,21 @@ func (w *Writer) open(small bool) error {
 		parquet.WithMaxRowGroupLength(int64(w.rowGroup)),
 		parquet.WithCreatedBy("flameox evidence " + w.t.ID()),
 	}
+	w.dense = make([]bool, len(w.t.Columns))
 	for i, col := range w.t.Columns {
 		path := col.Name
 		if col.Type.ID() == arrow.LIST {
 			path += ".list.element" // the Parquet leaf pqarrow writes
 		}
-		if (col.Dict || w.coded[i] != nil) && !small {
+		// A coded column whose first row group repeats few of its values
+		// (a deep profile's call edges: every caller and callee id once)
+		// gains nothing from a dictionary: its page would hold every value
+		// anyway, after arrow-go had hashed each into its memo table (a
+		// tenth of a 10^6-location import). Such a column is written as
+		// plain strings for the whole file; zstd still finds the repeats.
+		if k := w.coded[i]; k != nil && !small && k.sparse() {
+			w.dense[i] = true
+		} else if (col.Dict || k != nil) && !small {
 			props = append(props, parquet.WithDictionaryFor(path, true))
 		}
 		if col.Digest || col.Text || strings.HasSuffix(col.Name, "_json") {
@@ -287,8 +297,10 @@ func (w *Writer) flush() error {
 		}
 	}()
 	for i, b := range w.builders {
+		dense := false
 		if k := w.coded[i]; k != nil {
-			a, err := k.array(n, w.plain)
+			dense = w.plain || w.dense[i]
+			a, err := k.array(n, dense)
 			if err != nil {
 				return w.fail(fmt.Errorf("schema: %s.%s: %w", w.t.Name, w.t.Columns[i].Name, err))
 			}
@@ -297,8 +309,13 @@ func (w *Writer) flush() error {
 		} else {
 			arrs[i] = b.NewArray()
 		}
-		if err := w.checkUTF8(i, arrs[i]); err != nil {
-			return w.fail(err)
+		// A coded column's strings all come from its dictionary, made
+		// valid UTF-8 once (cleanDict): its dictionary array is checked,
+		// its plain strings are not checked again value by value.
+		if !dense || w.coded[i] == nil {
+			if err := w.checkUTF8(i, arrs[i]); err != nil {
+				return w.fail(err)
+			}
 		}
 	}
 	// One row group is encoded and written while the caller fills the
