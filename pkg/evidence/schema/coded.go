@@ -37,6 +37,18 @@ type coded struct {
 	offs  []int32 // list: offsets into idx, one per row plus the start
 	null  []bool  // list: null rows, nil until the first
 	nulls int     // null values (non-list) or rows (list)
+	hint  int     // the last row group's values: idx's capacity when it is next needed
+}
+
+// room makes room in idx for n more values. After reset, idx is allocated
+// again at the last group's size only when a value comes: a writer whose
+// table is done keeps no empty buffers until its file is closed.
+func (c *coded) room(n int) {
+	if c.idx == nil && c.hint > 0 {
+		c.idx = make([]int32, 0, max(c.hint, n))
+		return
+	}
+	c.idx = grow(c.idx, n)
 }
 
 // rows is the number of rows the column holds (-1: any, for a constant).
@@ -51,11 +63,12 @@ func (c *coded) rows() int {
 }
 
 // reset empties the column for the next row group. The indices start a
-// new slice: the last group's array holds the old one (array remaps it in
-// place) until its row group is written, which the Writer does beside
-// the next group's rows.
+// new slice (at the next value, room): the last group's array holds the
+// old one (array remaps it in place) until its row group is written,
+// which the Writer does beside the next group's rows.
 func (c *coded) reset() {
-	c.idx, c.nulls, c.null = make([]int32, 0, cap(c.idx)), 0, c.null[:0]
+	c.hint = max(c.hint, cap(c.idx))
+	c.idx, c.nulls, c.null = nil, 0, c.null[:0]
 	if c.list {
 		c.offs = append(c.offs[:0], 0)
 	}
@@ -271,12 +284,14 @@ func (c DictStringCol) Append(i int) {
 	if c.c.sums != nil && i >= 0 && i < len(c.c.sums) && c.c.sums[i] != "" {
 		c.c.orig.names, c.c.orig.sums = append(c.c.orig.names, c.c.name), append(c.c.orig.sums, c.c.sums[i])
 	}
-	c.c.idx = append(grow(c.c.idx, 1), int32(i))
+	c.c.room(1)
+	c.c.idx = append(c.c.idx, int32(i))
 }
 
 // AppendNull appends a null.
 func (c DictStringCol) AppendNull() {
-	c.c.idx = append(grow(c.c.idx, 1), -1)
+	c.c.room(1)
+	c.c.idx = append(c.c.idx, -1)
 	c.c.nulls++
 }
 
@@ -297,7 +312,8 @@ type DictStringListCol struct{ c *coded }
 // Append appends the list dict[is[0]], dict[is[1]], ...; empty is an empty
 // list, not null.
 func (c DictStringListCol) Append(is []int32) {
-	c.c.idx = append(grow(c.c.idx, len(is)), is...)
+	c.c.room(len(is))
+	c.c.idx = append(c.c.idx, is...)
 	c.c.offs = append(grow(c.c.offs, 1), int32(len(c.c.idx)))
 }
 
