@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"cmp"
+	"encoding/binary"
 	"slices"
 	"strings"
 	"sync"
@@ -83,23 +84,7 @@ func (x *extraction) rank(ids []string) *ranking {
 	for _, k := range x.nodes.keys {
 		used[k.a] = true
 	}
-	var canonical []int32 // in node order
-	first := make(map[string]int32, nn)
-	nUsed := 0
-	for i := range r.canon {
-		r.canon[i], r.index[i] = -1, -1
-		if !used[i] {
-			continue
-		}
-		nUsed++
-		c, ok := first[ids[i]]
-		if !ok {
-			c = int32(i)
-			first[ids[i]] = c
-			canonical = append(canonical, c)
-		}
-		r.canon[i] = c
-	}
+	canonical, nUsed := x.canonicalNodes(r, used, ids)
 	// Merge nodes that share an id, per thread/process, in key order.
 	// When every id names one node (canon is the identity), nothing
 	// merges: the merged table is the node table in key order.
@@ -137,24 +122,30 @@ func (x *extraction) rank(ids []string) *ranking {
 		self[k.a] += r.merged.self(int32(m))[d]
 		incl[k.a] += r.merged.incl(int32(m))[d]
 	}
-	keys := make([]rankKey, 0, len(canonical))
-	for _, c := range canonical {
-		keys = append(keys, rankKey{self: abs(self[c]), incl: abs(incl[c]), name: r.name[c], tail: r.tail[c], e: c})
-	}
-	slices.SortFunc(keys, rankKey.compare)
-	hot := make([]bool, nn)
-	for _, k := range keys[:min(topRows, len(keys))] {
-		hot[k.e] = true
-		r.frames = append(r.frames, k.e)
-	}
-	for _, c := range canonical {
-		if !hot[c] {
-			r.frames = append(r.frames, c)
+	// The frames order is sorted beside the metrics' ranks below: it
+	// sets only r.frames and r.index, the ranks only their own fields.
+	var framesOrder sync.WaitGroup
+	framesOrder.Go(func() {
+		keys := make([]rankKey, 0, len(canonical))
+		for _, c := range canonical {
+			keys = append(keys, rankKey{self: abs(self[c]), incl: abs(incl[c]), name: r.name[c], tail: r.tail[c], e: c})
 		}
-	}
-	for i, c := range r.frames {
-		r.index[c] = int32(i)
-	}
+		slices.SortFunc(keys, rankKey.compare)
+		hot := make([]bool, nn)
+		for _, k := range keys[:min(topRows, len(keys))] {
+			hot[k.e] = true
+			r.frames = append(r.frames, k.e)
+		}
+		for _, c := range canonical {
+			if !hot[c] {
+				r.frames = append(r.frames, c)
+			}
+		}
+		for i, c := range r.frames {
+			r.index[c] = int32(i)
+		}
+	})
+	defer framesOrder.Wait()
 
 	// Each metric's ranks per thread/process, two metrics at a time on two
 	// goroutines (each writes only its own metric's entries): the sorts
@@ -210,12 +201,67 @@ func (x *extraction) rankMetric(r *ranking, t int) {
 	}
 }
 
+// canonicalNodes sets r.canon (and r.index to -1): each used node's
+// canonical node, the first used node with its frame id. It returns the
+// canonical nodes in node order and the number of used nodes. Frame ids
+// are matched by the first 8 bytes of their digests, the full digests
+// compared on a match; should two digests share those bytes, the ids
+// themselves are matched instead.
+func (x *extraction) canonicalNodes(r *ranking, used []bool, ids []string) ([]int32, int) {
+	prefix := func(i int) uint64 { return binary.LittleEndian.Uint64(x.digests[i][:8]) }
+	first := make(map[uint64]int32, len(used))
+	var canonical []int32 // in node order
+	nUsed := 0
+	for i := range r.canon {
+		r.canon[i], r.index[i] = -1, -1
+		if !used[i] {
+			continue
+		}
+		nUsed++
+		c, ok := first[prefix(i)]
+		switch {
+		case !ok:
+			c = int32(i)
+			first[prefix(i)] = c
+			canonical = append(canonical, c)
+		case x.digests[c] != x.digests[i]:
+			return x.canonicalByID(r, used, ids)
+		}
+		r.canon[i] = c
+	}
+	return canonical, nUsed
+}
+
+// canonicalByID is canonicalNodes matching the ids as strings.
+func (x *extraction) canonicalByID(r *ranking, used []bool, ids []string) ([]int32, int) {
+	first := make(map[string]int32, len(used))
+	var canonical []int32
+	nUsed := 0
+	for i := range r.canon {
+		r.canon[i], r.index[i] = -1, -1
+		if !used[i] {
+			continue
+		}
+		nUsed++
+		c, ok := first[ids[i]]
+		if !ok {
+			c = int32(i)
+			first[ids[i]] = c
+			canonical = append(canonical, c)
+		}
+		r.canon[i] = c
+	}
+	return canonical, nUsed
+}
+
 // sortKeys sets r.name and r.tail of the canonical nodes: one string
 // sort by function, module (absent last) and frame id, all compared by
-// bytes as DuckDB compares them.
+// bytes as DuckDB compares them. A large profile's nodes are sorted in
+// two halves on two goroutines, then merged: the order is total (frame
+// ids are distinct), so the result is the one sort's.
 func (x *extraction) sortKeys(r *ranking, canonical []int32, ids []string) {
 	nodes := slices.Clone(canonical)
-	slices.SortFunc(nodes, func(a, b int32) int {
+	sortNodes(nodes, func(a, b int32) int {
 		na, nb := &x.g.Nodes[a], &x.g.Nodes[b]
 		if c := strings.Compare(na.Name, nb.Name); c != 0 {
 			return c
@@ -239,4 +285,32 @@ func (x *extraction) sortKeys(r *ranking, canonical []int32, ids []string) {
 		}
 		r.name[n], r.tail[n] = name, int32(i)
 	}
+}
+
+// sortNodes sorts nodes by compare, in two halves on two goroutines when
+// there are many, merged after.
+func sortNodes(nodes []int32, compare func(a, b int32) int) {
+	if len(nodes) < 1<<15 {
+		slices.SortFunc(nodes, compare)
+		return
+	}
+	half := len(nodes) / 2
+	lo, hi := nodes[:half], nodes[half:]
+	var wg sync.WaitGroup
+	wg.Go(func() { slices.SortFunc(lo, compare) })
+	slices.SortFunc(hi, compare)
+	wg.Wait()
+	out := make([]int32, 0, len(nodes))
+	i, j := 0, 0
+	for i < len(lo) && j < len(hi) {
+		if compare(hi[j], lo[i]) < 0 {
+			out = append(out, hi[j])
+			j++
+		} else {
+			out = append(out, lo[i])
+			i++
+		}
+	}
+	out = append(append(out, lo[i:]...), hi[j:]...)
+	copy(nodes, out)
 }

@@ -1,10 +1,13 @@
 package stacks
 
 import (
+	"cmp"
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/flameox/flameox/pkg/adapter"
@@ -48,5 +51,59 @@ func TestRankShortcutMatchesMerge(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCanonicalNodes: frame ids matched by their digests' first 8 bytes
+// give the canonical nodes the ids themselves give, also when two
+// different digests share those bytes.
+func TestCanonicalNodes(t *testing.T) {
+	d := func(prefix, rest byte) (out [32]byte) {
+		out[0], out[31] = prefix, rest
+		return out
+	}
+	for name, digests := range map[string][][32]byte{
+		"distinct":       {d(1, 0), d(2, 0), d(3, 0), d(4, 0)},
+		"shared ids":     {d(1, 0), d(2, 0), d(1, 0), d(2, 0)},
+		"prefix clashes": {d(1, 0), d(1, 1), d(1, 0), d(2, 0)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ids := make([]string, len(digests))
+			for i, g := range digests {
+				ids[i] = digestID(g)
+			}
+			used := []bool{true, true, true, false}
+			run := func(f func(*extraction, *ranking, []bool, []string) ([]int32, int)) ([]int32, int, []int32) {
+				x := &extraction{digests: digests}
+				r := &ranking{canon: make([]int32, len(ids)), index: make([]int32, len(ids))}
+				c, n := f(x, r, used, ids)
+				return c, n, r.canon
+			}
+			gc, gn, gcanon := run((*extraction).canonicalNodes)
+			wc, wn, wcanon := run((*extraction).canonicalByID)
+			if !reflect.DeepEqual(gc, wc) || gn != wn || !reflect.DeepEqual(gcanon, wcanon) {
+				t.Errorf("by prefix: %v %d %v; by id: %v %d %v", gc, gn, gcanon, wc, wn, wcanon)
+			}
+		})
+	}
+}
+
+// TestSortNodes: the two-halves sort of a large node set is the one sort.
+func TestSortNodes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 1000, 1 << 15, 1<<16 + 7} {
+		keys := make([]uint64, n)
+		nodes := make([]int32, n)
+		for i := range nodes {
+			keys[i], nodes[i] = rng.Uint64()%1000<<32|uint64(i), int32(i) // ties in the high bits
+		}
+		rng.Shuffle(n, func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
+		compare := func(a, b int32) int { return cmp.Compare(keys[a], keys[b]) }
+		want := slices.Clone(nodes)
+		slices.SortFunc(want, compare)
+		sortNodes(nodes, compare)
+		if !slices.Equal(nodes, want) {
+			t.Errorf("%d nodes: the halves' sort differs", n)
+		}
 	}
 }
