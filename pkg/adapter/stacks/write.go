@@ -88,10 +88,19 @@ func (x *extraction) frames(sink adapter.Sink, ids []string, r *ranking, res *ad
 	if err != nil {
 		return err
 	}
-	c := struct{ id, lang, fn, sys, mod, file, build, sym, src, _ schema.StringCol }{
-		w.StringCol("frame_id"), w.StringCol("language"), w.StringCol("function"), w.StringCol("system_name"),
-		w.StringCol("module"), w.StringCol("file"), w.StringCol("build_id"), w.StringCol("symbolization"),
-		w.StringCol("source_state_id"), schema.StringCol{}}
+	c := struct{ id, fn, sys, src schema.StringCol }{
+		w.StringCol("frame_id"), w.StringCol("function"), w.StringCol("system_name"), w.StringCol("source_state_id")}
+	// The low-cardinality columns go by index into dictionaries made here,
+	// one map lookup per frame, rather than as strings that the Parquet
+	// writer would hash into its dictionary row by row on the goroutine
+	// that encodes the table, which a 10^6-frame profile's frames wait on.
+	lang, mod, file, build := interned(r.frames, func(n *profile.Node) string { return language(*n) }, x.g.Nodes),
+		interned(r.frames, func(n *profile.Node) string { return n.Module }, x.g.Nodes),
+		interned(r.frames, func(n *profile.Node) string { return n.File }, x.g.Nodes),
+		interned(r.frames, func(n *profile.Node) string { return n.BuildID }, x.g.Nodes)
+	langCol, modCol, fileCol, buildCol := w.DictStringCol("language", lang.dict), w.DictStringCol("module", mod.dict),
+		w.DictStringCol("file", file.dict), w.DictStringCol("build_id", build.dict)
+	sym := w.DictStringCol("symbolization", []string{"full", "none"})
 	w.SetString("artifact_id", x.in.ArtifactID)
 	line, col, start := w.Int32Col("line"), w.Int32Col("column"), w.Int32Col("start_line")
 	addr, rel := w.Uint64Col("address"), w.Uint64Col("module_relative_address")
@@ -110,18 +119,17 @@ func (x *extraction) frames(sink adapter.Sink, ids []string, r *ranking, res *ad
 		}
 		n := &x.g.Nodes[i]
 		c.id.Append(ids[i])
-		c.lang.AppendOrNull(language(*n))
+		lang.append(langCol, pos)
+		c.fn.Append(n.Name) // unsymbolized: "[module]" or "<unknown>", as pprof prints it
 		if n.Unsymbolized {
-			c.fn.Append(n.Name) // "[module]" or "<unknown>", as pprof prints it
-			c.sym.Append("none")
+			sym.Append(1)
 		} else {
-			c.fn.Append(n.Name)
-			c.sym.Append("full")
+			sym.Append(0)
 		}
 		c.sys.AppendOrNull(n.SystemName)
-		c.mod.AppendOrNull(n.Module)
-		c.file.AppendOrNull(n.File)
-		c.build.AppendOrNull(n.BuildID)
+		mod.append(modCol, pos)
+		file.append(fileCol, pos)
+		build.append(buildCol, pos)
 		c.src.AppendNull()
 		line.AppendNull()
 		col.AppendNull()
@@ -432,4 +440,42 @@ func (x *extraction) defaultType() int {
 		}
 	}
 	return len(x.p.SampleType) - 1
+}
+
+// interning is one string column of the frames in frames order, as
+// indices into its distinct values.
+type interning struct {
+	dict []string
+	at   []int32 // per position in frames order: index into dict, -1 for ""
+}
+
+// interned interns value(node) of each of frames.
+func interned(frames []int32, value func(*profile.Node) string, nodes []profile.Node) interning {
+	in := interning{at: make([]int32, len(frames))}
+	index := map[string]int32{}
+	for pos, i := range frames {
+		v := value(&nodes[i])
+		if v == "" {
+			in.at[pos] = -1
+			continue
+		}
+		k, ok := index[v]
+		if !ok {
+			k = int32(len(in.dict))
+			index[v] = k
+			in.dict = append(in.dict, v)
+		}
+		in.at[pos] = k
+	}
+	return in
+}
+
+// append appends the value at pos to col: null for an empty string, as
+// StringCol.AppendOrNull does.
+func (in interning) append(col schema.DictStringCol, pos int) {
+	if k := in.at[pos]; k < 0 {
+		col.AppendNull()
+	} else {
+		col.Append(int(k))
+	}
 }
