@@ -77,7 +77,7 @@ func FuzzPprofDecoded(f *testing.F) {
 	seedDecoded(f, "testdata/*.pb.gz")
 	f.Add([]byte("\x32\x00\x32\x00\x22\x00\x12\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := readPprof(bytes.NewReader(data), fuzzLimits)
+		p, err := readPprof(bytes.NewReader(data), fuzzLimits, 0)
 		checkDecoded(t, p, err)
 	})
 }

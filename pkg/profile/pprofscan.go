@@ -74,9 +74,10 @@ func newPprofScan(l Limits) *pprofScan {
 
 // readPprof reads the decompressed protobuf from r, counting its fields as
 // they arrive (so a bomb stops after its first few MB), then decodes it.
-func readPprof(r io.Reader, l Limits) (*Profile, error) {
+func readPprof(r io.Reader, l Limits, hint int64) (*Profile, error) {
 	s := newPprofScan(l)
-	buf := make([]byte, 0, min(l.MaxDecompressedBytes+1, 1<<20))
+	// + 1: the read that finds the end needs room, or grow would double.
+	buf := make([]byte, 0, min(l.MaxDecompressedBytes+1, max(hint+1, 1<<20)))
 	pos := 0
 	for {
 		buf = grow(buf, l.MaxDecompressedBytes)
