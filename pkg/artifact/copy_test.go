@@ -21,7 +21,7 @@ import (
 // with its head, and that an over-budget source stops one byte past the
 // limit.
 func TestCopyHash(t *testing.T) {
-	sizes := []int{0, 1, headSize - 1, headSize + 1, chunkSize - 1, chunkSize, chunkSize + 1,
+	sizes := []int{0, 1, headSize - 1, headSize + 1, hashChunkSize - 1, hashChunkSize + 1, hashChunks*hashChunkSize + 1, chunkSize - 1, chunkSize, chunkSize + 1,
 		chunks*chunkSize - 1, chunks * chunkSize, chunks*chunkSize + 1, 3*chunks*chunkSize + 5}
 	rng := rand.New(rand.NewPCG(1, 2))
 	dir := t.TempDir()
@@ -51,6 +51,24 @@ func TestCopyHash(t *testing.T) {
 			}
 			if want := data[:min(size, headSize)]; !bytes.Equal(head, want) || head == nil {
 				t.Errorf("size %d limit %d: head of %d bytes, want %d", size, limit, len(head), len(want))
+			}
+		}
+		// Hashing alone (no destination), with its smaller ring.
+		for _, limit := range []int64{int64(size) + 10, int64(size), int64(size) - 1} {
+			if limit < 0 {
+				continue
+			}
+			f, err := os.Open(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := sha256.New()
+			n, head, err := copyHash(context.Background(), nil, h, f, limit)
+			f.Close()
+			want := data[:min(int64(size), limit+1)]
+			wsum := sha256.Sum256(want)
+			if err != nil || n != int64(len(want)) || !bytes.Equal(h.Sum(nil), wsum[:]) || !bytes.Equal(head, want[:min(len(want), headSize)]) {
+				t.Errorf("hash only, size %d limit %d: %d bytes, %v", size, limit, n, err)
 			}
 		}
 	}

@@ -30,6 +30,10 @@ type Staged struct {
 	HashedAt   time.Time
 	// Head holds the first bytes, for format floors and sniffing.
 	Head []byte
+	// Stored says the bytes were found in the store already (Path is the
+	// stored payload, read-only, and Dir is empty): only hashed, never
+	// copied.
+	Stored bool
 }
 
 // Discard removes the staging directory.
@@ -84,6 +88,15 @@ func (s *Store) StageImport(ctx context.Context, src string, maxBytes int64) (*S
 			With("byte_length", fmt.Sprint(before.Size)).With("limit", fmt.Sprint(maxBytes)).
 			Fix("Raise capture.max_artifact_bytes in .diagnostics/config.toml if this size is expected.")
 	}
+	if s.sizeSeen(before.Size) {
+		// Bytes of a size the store has held: hash them first, and copy
+		// them only if no stored object has that digest (a second read,
+		// from the page cache).
+		st, err := s.findStored(ctx, f, src, before, maxBytes)
+		if st != nil || err != nil {
+			return st, err
+		}
+	}
 	dir, err := NewStagingDir(s.Root, "import")
 	if err != nil {
 		return nil, err
@@ -112,14 +125,8 @@ func (s *Store) StageImport(ctx context.Context, src string, maxBytes int64) (*S
 	if n > maxBytes {
 		return nil, fault.New(fault.ArtifactTooLarge, "%s grew past the limit of %d bytes while being read", src, maxBytes).With("limit", fmt.Sprint(maxBytes))
 	}
-	after, err := fstatIdentity(f)
-	if err != nil {
+	if err := unchanged(f, src, before, n); err != nil {
 		return nil, err
-	}
-	again, lerr := lstatIdentity(src)
-	if after != before || n != before.Size || lerr != nil || again.Dev != before.Dev || again.Ino != before.Ino {
-		return nil, fault.New(fault.ArtifactIntegrityFailed, "%s changed while it was being imported (size %d → %d, read %d bytes)", src, before.Size, after.Size, n).
-			Retry().Fix("Import the file again once the program writing it has finished.")
 	}
 	if err := out.Sync(); err != nil {
 		return nil, fmt.Errorf("fsync staged payload: %w", err)
@@ -133,6 +140,51 @@ func (s *Store) StageImport(ctx context.Context, src string, maxBytes int64) (*S
 	st.Head = head
 	ok = true
 	return st, nil
+}
+
+// unchanged refuses the import when src, read as f (n bytes), is not the
+// file it was when opened (before): another size, time or inode.
+func unchanged(f *os.File, src string, before fileIdentity, n int64) error {
+	after, err := fstatIdentity(f)
+	if err != nil {
+		return err
+	}
+	again, lerr := lstatIdentity(src)
+	if after != before || n != before.Size || lerr != nil || again.Dev != before.Dev || again.Ino != before.Ino {
+		return fault.New(fault.ArtifactIntegrityFailed, "%s changed while it was being imported (size %d → %d, read %d bytes)", src, before.Size, after.Size, n).
+			Retry().Fix("Import the file again once the program writing it has finished.")
+	}
+	return nil
+}
+
+// findStored hashes f without copying it and returns it as the stored
+// object with that digest, or nil when there is none (or it does not
+// match its record, which Place then reports): the caller copies it then.
+func (s *Store) findStored(ctx context.Context, f *os.File, src string, before fileIdentity, maxBytes int64) (*Staged, error) {
+	h := sha256.New()
+	n, head, err := copyHash(ctx, nil, h, f, maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	if s.AfterCopy != nil {
+		s.AfterCopy(src)
+	}
+	if n > maxBytes {
+		return nil, fault.New(fault.ArtifactTooLarge, "%s grew past the limit of %d bytes while being read", src, maxBytes).With("limit", fmt.Sprint(maxBytes))
+	}
+	if err := unchanged(f, src, before, n); err != nil {
+		return nil, err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	c, err := s.readContent(sum)
+	if err != nil || c.ByteLength != n {
+		return nil, nil
+	}
+	payload := filepath.Join(s.objectDir(sum), c.PayloadName)
+	if fi, err := os.Lstat(payload); err != nil || !fi.Mode().IsRegular() || fi.Size() != n {
+		return nil, nil
+	}
+	return &Staged{ArtifactID: "sha256:" + sum, Size: n, Path: payload, HashedAt: time.Now().UTC(), Head: head, Stored: true}, nil
 }
 
 type fileIdentity struct {

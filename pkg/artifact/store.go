@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/flameox/flameox/pkg/digest"
@@ -92,6 +93,7 @@ func (s *Store) Place(st *Staged, ext string) (Content, bool, error) {
 	hex := strings.TrimPrefix(st.ArtifactID, "sha256:")
 	dir := s.objectDir(hex)
 	if c, err := s.readContent(hex); err == nil {
+		s.noteSize(c.ByteLength)
 		if c.ByteLength != st.Size {
 			return Content{}, false, fault.New(fault.ArtifactIntegrityFailed, "stored object %s has length %d, staged copy has %d", st.ArtifactID, c.ByteLength, st.Size).With("object", ObjectRel(st.ArtifactID))
 		}
@@ -101,6 +103,9 @@ func (s *Store) Place(st *Staged, ext string) (Content, bool, error) {
 		return c, true, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return Content{}, false, err
+	} else if st.Stored {
+		return Content{}, false, fault.New(fault.ArtifactIntegrityFailed, "the stored object %s was removed while the same bytes were being imported", st.ArtifactID).
+			With("object", ObjectRel(st.ArtifactID)).Retry().Fix("Import the file again.")
 	}
 	if s.MaxWorkspaceBytes > 0 {
 		if used := StoredBytes(s.Root); used+st.Size > s.MaxWorkspaceBytes {
@@ -140,7 +145,50 @@ func (s *Store) Place(st *Staged, ext string) (Content, bool, error) {
 	if err := durable.SyncDir(shard); err != nil {
 		return Content{}, false, err
 	}
+	s.noteSize(c.ByteLength)
 	return c, false, nil
+}
+
+// SizesDir is the workspace cache (cache/artifact-sizes) of the sizes of
+// stored objects of at least sizeSeenMin bytes: an empty file per size.
+// An import of a file of a size found there hashes it before copying it,
+// and skips the copy when the store holds those bytes (a re-import of a
+// large file cost a copy, and the removal of that copy, beside the hash;
+// docs/performance.md). It is derived and may be deleted: a size missing
+// only costs its next import the copy, a size left behind by gc only a
+// second read.
+const SizesDir = "cache/artifact-sizes"
+
+// sizeSeenMin is the smallest object size noted: below it, a copy costs
+// little more than the hash.
+const sizeSeenMin = 1 << 20
+
+// sizeSeen reports whether the store has noted an object of n bytes.
+func (s *Store) sizeSeen(n int64) bool {
+	if n < sizeSeenMin {
+		return false
+	}
+	_, err := os.Lstat(filepath.Join(s.Root, SizesDir, strconv.FormatInt(n, 10)))
+	return err == nil
+}
+
+// noteSize notes an object of n bytes in SizesDir; failures are ignored
+// (the note only saves a later import a copy).
+func (s *Store) noteSize(n int64) {
+	if n < sizeSeenMin {
+		return
+	}
+	dir := filepath.Join(s.Root, SizesDir)
+	name := filepath.Join(dir, strconv.FormatInt(n, 10))
+	if _, err := os.Lstat(name); err == nil {
+		return
+	}
+	if os.MkdirAll(dir, 0o700) != nil {
+		return
+	}
+	if f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600); err == nil {
+		f.Close()
+	}
 }
 
 // StoredBytes is what storage.max_workspace_bytes counts: the regular

@@ -264,3 +264,113 @@ func TestStageBeneath(t *testing.T) {
 		})
 	}
 }
+
+// TestStageFindsStored: a file of a size the store has noted is hashed
+// before it is copied; when the store holds its bytes it is not copied
+// at all (no staging directory), and Place deduplicates it. Same size
+// and other bytes, a noted size whose object is gone, a source that
+// changes while it is hashed and an object removed before Place are each
+// handled as a copy would be.
+func TestStageFindsStored(t *testing.T) {
+	ctx := context.Background()
+	data := bytes.Repeat([]byte("flameox "), 1<<18) // 2 MiB, past sizeSeenMin
+	stage := func(t *testing.T, s *Store, src string) (*Staged, Content, bool) {
+		t.Helper()
+		st, err := s.StageImport(ctx, src, 1<<30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Discard()
+		c, existed, err := s.Place(st, ".bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, c, existed
+	}
+	t.Run("same bytes", func(t *testing.T) {
+		s := newStore(t)
+		src := write(t, t.TempDir(), "a.bin", data)
+		first, c, _ := stage(t, s, src)
+		if first.Stored || !s.sizeSeen(int64(len(data))) {
+			t.Fatalf("first import: stored %v, size noted %v", first.Stored, s.sizeSeen(int64(len(data))))
+		}
+		var dirs []string
+		s.AfterCopy = func(string) {
+			ents, _ := os.ReadDir(filepath.Join(s.Root, "staging"))
+			for _, e := range ents {
+				dirs = append(dirs, e.Name())
+			}
+		}
+		again, c2, existed := stage(t, s, src)
+		if !again.Stored || !existed || c2.ArtifactID != c.ArtifactID || len(dirs) != 0 {
+			t.Fatalf("re-import: stored %v, existed %v, %s vs %s, staging %v", again.Stored, existed, c2.ArtifactID, c.ArtifactID, dirs)
+		}
+		if !bytes.Equal(again.Head, data[:headSize]) {
+			t.Error("re-import: head differs")
+		}
+		if err := s.Verify(c.ArtifactID); err != nil {
+			t.Fatal(err)
+		}
+		stagingEmpty(t, s)
+	})
+	t.Run("same size, other bytes", func(t *testing.T) {
+		s := newStore(t)
+		stage(t, s, write(t, t.TempDir(), "a.bin", data))
+		other := bytes.Clone(data)
+		other[len(other)/2] ^= 1
+		st, c, existed := stage(t, s, write(t, t.TempDir(), "b.bin", other))
+		sum := sha256.Sum256(other)
+		if st.Stored || existed || c.ArtifactID != "sha256:"+hex.EncodeToString(sum[:]) {
+			t.Fatalf("stored %v, existed %v, %s", st.Stored, existed, c.ArtifactID)
+		}
+		if err := s.Verify(c.ArtifactID); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("noted size, object gone", func(t *testing.T) {
+		s := newStore(t)
+		src := write(t, t.TempDir(), "a.bin", data)
+		_, c, _ := stage(t, s, src)
+		obj := filepath.Join(s.Root, ObjectRel(c.ArtifactID))
+		os.Chmod(obj, 0o700)
+		if err := os.RemoveAll(obj); err != nil {
+			t.Fatal(err)
+		}
+		st, c2, existed := stage(t, s, src)
+		if st.Stored || existed || c2.ArtifactID != c.ArtifactID {
+			t.Fatalf("stored %v, existed %v", st.Stored, existed)
+		}
+		if err := s.Verify(c.ArtifactID); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("changed while hashed", func(t *testing.T) {
+		s := newStore(t)
+		src := write(t, t.TempDir(), "a.bin", data)
+		stage(t, s, src)
+		s.AfterCopy = func(p string) {
+			f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+			f.WriteString("more")
+			f.Close()
+		}
+		if _, err := s.StageImport(ctx, src, 1<<30); !fault.Is(err, fault.ArtifactIntegrityFailed) || !fault.As(err).Retryable {
+			t.Fatalf("got %v, want a retryable ARTIFACT_INTEGRITY_FAILED", err)
+		}
+		stagingEmpty(t, s)
+	})
+	t.Run("object removed before Place", func(t *testing.T) {
+		s := newStore(t)
+		src := write(t, t.TempDir(), "a.bin", data)
+		_, c, _ := stage(t, s, src)
+		st, err := s.StageImport(ctx, src, 1<<30)
+		if err != nil || !st.Stored {
+			t.Fatalf("stored %v, %v", st != nil && st.Stored, err)
+		}
+		obj := filepath.Join(s.Root, ObjectRel(c.ArtifactID))
+		os.Chmod(obj, 0o700)
+		os.RemoveAll(obj)
+		if _, _, err := s.Place(st, ".bin"); !fault.Is(err, fault.ArtifactIntegrityFailed) || !fault.As(err).Retryable {
+			t.Fatalf("got %v, want a retryable ARTIFACT_INTEGRITY_FAILED", err)
+		}
+	})
+}

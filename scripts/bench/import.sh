@@ -10,8 +10,10 @@
 # followed by openssl over the copy (copy + hash, one after the other).
 # Two imports are timed: the first import of the file into a workspace
 # (reset before every command, untimed), and a re-import of bytes the
-# store already holds, whose staged copy is then removed (the workspace
-# the script made and imported into once).
+# store already holds (the workspace the script made and imported into
+# once): its size is in the store's size cache, so it is hashed without
+# a copy (pkg/artifact, SizesDir); a build before that copied it and
+# removed the copy.
 # With OLD_BIN=<dir>, that build's flameox runs in the same rounds.
 # Usage: scripts/bench/import.sh [BIN_DIR]
 set -euo pipefail
