@@ -39,8 +39,11 @@
 // Writer files use zstd at its fastest level (see zstdCodec), dictionary
 // encoding on the string columns declared low-cardinality (Column.Dict) and
 // on coded columns (Writer.DictStringCol, Writer.SetString: values a
-// producer holds once and refers to by index), no min/max statistics on
-// digest columns (Column.Digest), and row groups of RowGroupRows rows.
+// producer holds once and refers to by index) unless a coded column's
+// first row group shows its values rarely repeat (coded.sparse: then it
+// is written plain), no min/max statistics on digest columns
+// (Column.Digest), and row groups of RowGroupRows rows, one at a time
+// encoded on a goroutine of its own while the caller fills the next.
 // Rows are appended through typed column handles obtained once per file
 // (Writer.StringCol, Writer.Int64Col, ...), so the hot path does no
 // reflection, no map lookups and no boxing; Writer.AppendRow is the slower
