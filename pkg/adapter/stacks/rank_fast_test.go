@@ -107,3 +107,28 @@ func TestSortNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaviest: the heap's k heaviest are a stable sort's first k, ties
+// included, for every k around the number of keys.
+func TestHeaviest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 7, 100, 5000} {
+		weights := make([]int64, n)
+		keys := make([]int32, n)
+		for i := range keys {
+			keys[i], weights[i] = int32(i), int64(rng.IntN(20)) // many ties
+		}
+		weight := func(i int32) int64 { return weights[i] }
+		want := slices.Clone(keys)
+		slices.SortStableFunc(want, func(a, b int32) int { return cmp.Compare(weight(b), weight(a)) })
+		for _, k := range []int{1, 5, n / 2, n - 1, n, n + 3} {
+			if k < 1 {
+				continue
+			}
+			got := heaviest(slices.Clone(keys), k, weight)
+			if w := want[:min(k, n)]; !slices.Equal(got, w) {
+				t.Fatalf("n %d, k %d: %v, want %v", n, k, got, w)
+			}
+		}
+	}
+}

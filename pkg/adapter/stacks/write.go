@@ -335,10 +335,7 @@ func (x *extraction) stackRows(sink adapter.Sink, ids []string, res *adapter.Ext
 				total += abs(v)
 			}
 		}
-		slices.SortStableFunc(keys, func(i, j int32) int { return cmp.Compare(abs(st.value(j)[t]), abs(st.value(i)[t])) })
-		if len(keys) > keptStacks {
-			keys = keys[:keptStacks]
-		}
+		keys = heaviest(keys, keptStacks, func(i int32) int64 { return abs(st.value(i)[t]) })
 		m, u := x.metric(t)
 		for _, i := range keys {
 			nodes, v, tp := st.stack(i), st.value(i)[t], int(st.tp[i])
@@ -478,4 +475,57 @@ func (in interning) append(col schema.DictStringCol, pos int) {
 	} else {
 		col.Append(int(k))
 	}
+}
+
+// heaviest returns the k entries of keys (ascending) with the largest
+// weight, heaviest first, ties in the order of keys: what a stable sort
+// by weight, descending, then the first k give. It keeps a heap of the k
+// best seen rather than sorting them all: a flat profile has a million
+// stacks and keeps 5,000 (sorting them all took 0.2 s per sample type).
+func heaviest(keys []int32, k int, weight func(int32) int64) []int32 {
+	// better orders by weight, descending, then by key: a total order,
+	// since keys are distinct.
+	better := func(a, b int32) int {
+		if c := cmp.Compare(weight(b), weight(a)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	}
+	if len(keys) <= k {
+		slices.SortFunc(keys, better)
+		return keys
+	}
+	// A heap of the k best so far, its worst at the root.
+	h := make([]int32, 0, k)
+	worse := func(i, j int) bool { return better(h[i], h[j]) > 0 }
+	down := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= len(h) {
+				return
+			}
+			if c+1 < len(h) && worse(c+1, c) {
+				c++
+			}
+			if !worse(c, i) {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for _, key := range keys {
+		switch {
+		case len(h) < k:
+			h = append(h, key)
+			for i := len(h) - 1; i > 0 && worse(i, (i-1)/2); i = (i - 1) / 2 {
+				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+			}
+		case better(key, h[0]) < 0:
+			h[0] = key
+			down(0)
+		}
+	}
+	slices.SortFunc(h, better)
+	return h
 }
