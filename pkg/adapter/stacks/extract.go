@@ -236,38 +236,53 @@ func (x *extraction) release() {
 func (x *extraction) inlineLabels() (labels []string, into [][]int32) {
 	type pair struct{ a, b int32 }
 	type agg struct {
-		occurred, plain bool
-		weight          int64
+		pair
+		plain  bool
+		weight int64
 	}
 	dt := x.defaultType()
-	pairs := map[pair]*agg{}
+	// One entry per caller -> callee pair, summed over threads/processes:
+	// the edge entries themselves when there is one thread/process pair
+	// (a deep profile has a million edges, and a map of them cost 0.3 s).
+	var pairs []agg
+	var at map[pair]int
+	if len(x.tps) > 1 {
+		at = map[pair]int{}
+	}
 	for e := range min(len(x.edgeInl), x.edges.len()) {
 		bits := x.edgeInl[e]
 		if bits&1 == 0 {
 			continue
 		}
 		k := x.edges.keys[e]
-		p := pairs[pair{k.a, k.b}]
-		if p == nil {
-			p = &agg{}
-			pairs[pair{k.a, k.b}] = p
+		i := len(pairs)
+		if at != nil {
+			if j, ok := at[pair{k.a, k.b}]; ok {
+				i = j
+			} else {
+				at[pair{k.a, k.b}] = i
+			}
 		}
-		p.occurred, p.plain = true, p.plain || bits&2 != 0
+		if i == len(pairs) {
+			pairs = append(pairs, agg{pair: pair{k.a, k.b}})
+		}
+		p := &pairs[i]
+		p.plain = p.plain || bits&2 != 0
 		p.weight += x.edges.incl(int32(e))[dt]
 	}
 	n := len(x.g.Nodes)
 	in, plain := make([]bool, n), make([]bool, n)
 	into = make([][]int32, n)
 	cutoff := abs(int64(float64(x.inlSum) * profile.EdgeFraction))
-	for k, p := range pairs {
+	for _, p := range pairs {
 		if abs(p.weight) < cutoff {
 			continue
 		}
 		if p.plain {
-			plain[k.b] = true
+			plain[p.b] = true
 		} else {
-			in[k.b] = true
-			into[k.b] = append(into[k.b], k.a)
+			in[p.b] = true
+			into[p.b] = append(into[p.b], p.a)
 		}
 	}
 	labels = make([]string, n)
