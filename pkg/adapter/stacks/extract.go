@@ -97,9 +97,9 @@ func (x *extraction) aggregate(ctx context.Context) error {
 	var (
 		buf      []int
 		seenNode = make([]uint32, nn)
-		nodes    [][]int32          // [tp][node]: entry in x.nodes, -1 for none
-		edges    []map[uint64]int32 // [tp][caller<<32|callee]: entry in x.edges
-		seenEdge []uint32           // per edge entry
+		nodes    [][]int32    // [tp][node]: entry in x.nodes, -1 for none
+		edges    []*edgeIndex // [tp][caller<<32|callee]: entry in x.edges
+		seenEdge []uint32     // per edge entry
 		gen      uint32
 		ebuf     []int32  // per stack position j: the edge entry buf[j+1] -> buf[j]
 		outer    []bool   // per stack position: the location's physical frame
@@ -124,7 +124,7 @@ func (x *extraction) aggregate(ctx context.Context) error {
 				idx[n] = -1
 			}
 			nodes = append(nodes, idx)
-			edges = append(edges, map[uint64]int32{})
+			edges = append(edges, newEdgeIndex())
 		}
 		nonzero := false
 		for t := 0; t < nt && t < len(s.Value); t++ {
@@ -160,10 +160,10 @@ func (x *extraction) aggregate(ctx context.Context) error {
 			}
 			if j+1 < len(buf) {
 				k := uint64(buf[j+1])<<32 | uint64(n) // caller -> callee
-				e, ok := tedges[k]
+				e, ok := tedges.get(k)
 				if !ok {
 					e = x.edges.add(key{a: int32(buf[j+1]), b: int32(n), tp: int32(tpi)})
-					tedges[k] = e
+					tedges.put(k, e)
 					seenEdge = append(seenEdge, 0)
 				}
 				if seenEdge[e] != gen {

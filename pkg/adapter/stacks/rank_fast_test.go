@@ -132,3 +132,28 @@ func TestHeaviest(t *testing.T) {
 		}
 	}
 }
+
+// TestEdgeIndex: the edge index answers as a map does, across its growth.
+func TestEdgeIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	x, want := newEdgeIndex(), map[uint64]int32{}
+	for i := range 50_000 {
+		k := uint64(rng.IntN(1<<20))<<32 | uint64(rng.IntN(1<<20))
+		if i%7 == 0 {
+			k = uint64(i) // dense keys too
+		}
+		got, ok := x.get(k)
+		if w, wok := want[k]; ok != wok || got != w {
+			t.Fatalf("get(%#x) = %d, %v; want %d, %v", k, got, ok, w, wok)
+		}
+		if !ok {
+			x.put(k, int32(i))
+			want[k] = int32(i)
+		}
+	}
+	for k, w := range want {
+		if got, ok := x.get(k); !ok || got != w {
+			t.Fatalf("get(%#x) = %d, %v; want %d", k, got, ok, w)
+		}
+	}
+}
