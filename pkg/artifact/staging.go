@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -114,18 +115,8 @@ func (s *Store) StageImport(ctx context.Context, src string, maxBytes int64) (*S
 	}
 	defer out.Close()
 	h := sha256.New()
-	n, head, err := copyHash(ctx, out, h, f, maxBytes)
+	n, head, err := s.read(ctx, out, h, f, src, before, maxBytes)
 	if err != nil {
-		return nil, err
-	}
-	faultpoint.Hit("import.copied")
-	if s.AfterCopy != nil {
-		s.AfterCopy(src)
-	}
-	if n > maxBytes {
-		return nil, fault.New(fault.ArtifactTooLarge, "%s grew past the limit of %d bytes while being read", src, maxBytes).With("limit", fmt.Sprint(maxBytes))
-	}
-	if err := unchanged(f, src, before, n); err != nil {
 		return nil, err
 	}
 	if err := out.Sync(); err != nil {
@@ -140,6 +131,29 @@ func (s *Store) StageImport(ctx context.Context, src string, maxBytes int64) (*S
 	st.Head = head
 	ok = true
 	return st, nil
+}
+
+// read hashes f (opened as src, identity before) into h, copying it into
+// out unless out is nil, and refuses a source over maxBytes or one that
+// changed meanwhile. It returns the bytes read and their head.
+func (s *Store) read(ctx context.Context, out *os.File, h hash.Hash, f *os.File, src string, before fileIdentity, maxBytes int64) (int64, []byte, error) {
+	n, head, err := copyHash(ctx, out, h, f, maxBytes)
+	if err != nil {
+		return n, nil, err
+	}
+	if out != nil {
+		faultpoint.Hit("import.copied")
+	}
+	if s.AfterCopy != nil {
+		s.AfterCopy(src)
+	}
+	if n > maxBytes {
+		return n, nil, fault.New(fault.ArtifactTooLarge, "%s grew past the limit of %d bytes while being read", src, maxBytes).With("limit", fmt.Sprint(maxBytes))
+	}
+	if err := unchanged(f, src, before, n); err != nil {
+		return n, nil, err
+	}
+	return n, head, nil
 }
 
 // unchanged refuses the import when src, read as f (n bytes), is not the
@@ -162,17 +176,8 @@ func unchanged(f *os.File, src string, before fileIdentity, n int64) error {
 // match its record, which Place then reports): the caller copies it then.
 func (s *Store) findStored(ctx context.Context, f *os.File, src string, before fileIdentity, maxBytes int64) (*Staged, error) {
 	h := sha256.New()
-	n, head, err := copyHash(ctx, nil, h, f, maxBytes)
+	n, head, err := s.read(ctx, nil, h, f, src, before, maxBytes)
 	if err != nil {
-		return nil, err
-	}
-	if s.AfterCopy != nil {
-		s.AfterCopy(src)
-	}
-	if n > maxBytes {
-		return nil, fault.New(fault.ArtifactTooLarge, "%s grew past the limit of %d bytes while being read", src, maxBytes).With("limit", fmt.Sprint(maxBytes))
-	}
-	if err := unchanged(f, src, before, n); err != nil {
 		return nil, err
 	}
 	sum := hex.EncodeToString(h.Sum(nil))

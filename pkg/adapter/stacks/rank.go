@@ -209,49 +209,38 @@ func (x *extraction) rankMetric(r *ranking, t int) {
 // themselves are matched instead.
 func (x *extraction) canonicalNodes(r *ranking, used []bool, ids []string) ([]int32, int) {
 	prefix := func(i int) uint64 { return binary.LittleEndian.Uint64(x.digests[i][:8]) }
-	first := make(map[uint64]int32, len(used))
-	var canonical []int32 // in node order
-	nUsed := 0
-	for i := range r.canon {
-		r.canon[i], r.index[i] = -1, -1
-		if !used[i] {
-			continue
-		}
-		nUsed++
-		c, ok := first[prefix(i)]
-		switch {
-		case !ok:
-			c = int32(i)
-			first[prefix(i)] = c
-			canonical = append(canonical, c)
-		case x.digests[c] != x.digests[i]:
-			return x.canonicalByID(r, used, ids)
-		}
-		r.canon[i] = c
+	same := func(c, i int) bool { return x.digests[c] == x.digests[i] }
+	if canonical, n, ok := canonicalBy(r, used, prefix, same); ok {
+		return canonical, n
 	}
-	return canonical, nUsed
+	canonical, n, _ := canonicalBy(r, used, func(i int) string { return ids[i] }, nil)
+	return canonical, n
 }
 
-// canonicalByID is canonicalNodes matching the ids as strings.
-func (x *extraction) canonicalByID(r *ranking, used []bool, ids []string) ([]int32, int) {
-	first := make(map[string]int32, len(used))
-	var canonical []int32
-	nUsed := 0
+// canonicalBy is canonicalNodes matching nodes by key; with same set, a
+// node whose key matches an earlier node's must also be same as it, or
+// canonicalBy gives up (ok false).
+func canonicalBy[K comparable](r *ranking, used []bool, key func(int) K, same func(c, i int) bool) (canonical []int32, nUsed int, ok bool) {
+	first := make(map[K]int32, len(used))
 	for i := range r.canon {
 		r.canon[i], r.index[i] = -1, -1
 		if !used[i] {
 			continue
 		}
 		nUsed++
-		c, ok := first[ids[i]]
-		if !ok {
+		k := key(i)
+		c, seen := first[k]
+		switch {
+		case !seen:
 			c = int32(i)
-			first[ids[i]] = c
+			first[k] = c
 			canonical = append(canonical, c)
+		case same != nil && !same(int(c), i):
+			return nil, 0, false
 		}
 		r.canon[i] = c
 	}
-	return canonical, nUsed
+	return canonical, nUsed, true
 }
 
 // sortKeys sets r.name and r.tail of the canonical nodes: one string

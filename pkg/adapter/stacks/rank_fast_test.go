@@ -79,8 +79,12 @@ func TestCanonicalNodes(t *testing.T) {
 				c, n := f(x, r, used, ids)
 				return c, n, r.canon
 			}
+			byID := func(_ *extraction, r *ranking, used []bool, ids []string) ([]int32, int) {
+				c, n, _ := canonicalBy(r, used, func(i int) string { return ids[i] }, nil)
+				return c, n
+			}
 			gc, gn, gcanon := run((*extraction).canonicalNodes)
-			wc, wn, wcanon := run((*extraction).canonicalByID)
+			wc, wn, wcanon := run(byID)
 			if !reflect.DeepEqual(gc, wc) || gn != wn || !reflect.DeepEqual(gcanon, wcanon) {
 				t.Errorf("by prefix: %v %d %v; by id: %v %d %v", gc, gn, gcanon, wc, wn, wcanon)
 			}

@@ -55,6 +55,16 @@ func sample(c Column, row int) any {
 	panic("no sample for " + c.TypeName())
 }
 
+// sampleRow is row r of sample values for tb's columns after the
+// publication columns (AppendRow's argument).
+func sampleRow(tb *Table, r int) []any {
+	vals := make([]any, 0, len(tb.Columns))
+	for _, c := range tb.Columns[NumCommon:] {
+		vals = append(vals, sample(c, r))
+	}
+	return vals
+}
+
 // readBack opens path with pqarrow and returns its schema, footer row count,
 // row-group count and every value as Go values, row by row.
 func readBack(t *testing.T, path string) (*arrow.Schema, int64, int, [][]any) {
@@ -322,13 +332,7 @@ func (f *failAfter) Write(p []byte) (int, error) {
 // Flush or Close, never lost.
 func TestRowGroupsInFlight(t *testing.T) {
 	tb := Tables()[0]
-	row := func(r int) []any {
-		vals := make([]any, 0, len(tb.Columns))
-		for _, c := range tb.Columns[NumCommon:] {
-			vals = append(vals, sample(c, r))
-		}
-		return vals
-	}
+	row := func(r int) []any { return sampleRow(tb, r) }
 	f := create(t, "groups.parquet")
 	w, err := NewWriter(tb, f, Options{Common: testCommon, RowGroupRows: 7})
 	if err != nil {
@@ -402,13 +406,7 @@ func (g *gated) Write(p []byte) (int, error) {
 // table fills, and the memory held must stay one row group.
 func TestOneRowGroupInFlight(t *testing.T) {
 	tb := Tables()[0]
-	row := func(r int) []any {
-		vals := make([]any, 0, len(tb.Columns))
-		for _, c := range tb.Columns[NumCommon:] {
-			vals = append(vals, sample(c, r))
-		}
-		return vals
-	}
+	row := func(r int) []any { return sampleRow(tb, r) }
 	fill := func(w *Writer) {
 		for r := range 2000 { // past the 64 KiB the writer buffers
 			if err := w.AppendRow(row(r)); err != nil {
