@@ -35,6 +35,9 @@ type Graph struct {
 // nodes returns the nodes of location l, nil for a location that is not
 // the profile's.
 func (g *Graph) nodes(l *profile.Location) []int {
+	if l == nil {
+		return nil
+	}
 	if g.loc != nil {
 		return g.loc[l]
 	}

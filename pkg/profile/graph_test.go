@@ -54,8 +54,8 @@ func TestGraphLocationIndex(t *testing.T) {
 				t.Errorf("outer = %v", got)
 			}
 			stranger := &profile.Location{ID: locs[0].ID, Line: locs[0].Line}
-			if ns := g.Stack(&profile.Sample{Location: []*profile.Location{stranger}}, nil); len(ns) != 0 {
-				t.Errorf("a location that is not the profile's has nodes %v", ns)
+			if ns := g.Stack(&profile.Sample{Location: []*profile.Location{stranger, nil}}, nil); len(ns) != 0 {
+				t.Errorf("a location that is not the profile's (or none) has nodes %v", ns)
 			}
 		})
 	}
