@@ -89,8 +89,8 @@ func copyHash(ctx context.Context, dst *os.File, h hash.Hash, src *os.File, limi
 	for i := range int64(n) {
 		free <- ring[i*size : (i+1)*size : (i+1)*size]
 	}
-	read := make(chan piece, chunks)
-	hashed := make(chan piece, chunks)
+	read := make(chan piece, n)
+	hashed := make(chan piece, n)
 	stop := make(chan struct{})
 	readerDone := make(chan struct{})
 	writeErr := make(chan error, 1)

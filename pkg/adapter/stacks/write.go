@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"cmp"
+	"container/heap"
 	"crypto/sha256"
 	"fmt"
 	"slices"
@@ -495,37 +496,32 @@ func heaviest(keys []int32, k int, weight func(int32) int64) []int32 {
 		slices.SortFunc(keys, better)
 		return keys
 	}
-	// A heap of the k best so far, its worst at the root.
-	h := make([]int32, 0, k)
-	worse := func(i, j int) bool { return better(h[i], h[j]) > 0 }
-	down := func(i int) {
-		for {
-			c := 2*i + 1
-			if c >= len(h) {
-				return
-			}
-			if c+1 < len(h) && worse(c+1, c) {
-				c++
-			}
-			if !worse(c, i) {
-				return
-			}
-			h[i], h[c] = h[c], h[i]
-			i = c
-		}
-	}
+	h := &worstFirst{better: better}
 	for _, key := range keys {
 		switch {
-		case len(h) < k:
-			h = append(h, key)
-			for i := len(h) - 1; i > 0 && worse(i, (i-1)/2); i = (i - 1) / 2 {
-				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
-			}
-		case better(key, h[0]) < 0:
-			h[0] = key
-			down(0)
+		case h.Len() < k:
+			heap.Push(h, key)
+		case better(key, h.keys[0]) < 0:
+			h.keys[0] = key
+			heap.Fix(h, 0)
 		}
 	}
-	slices.SortFunc(h, better)
-	return h
+	slices.SortFunc(h.keys, better)
+	return h.keys
+}
+
+// worstFirst is a heap of keys, the worst by better at its root.
+type worstFirst struct {
+	keys   []int32
+	better func(a, b int32) int
+}
+
+func (h *worstFirst) Len() int           { return len(h.keys) }
+func (h *worstFirst) Less(i, j int) bool { return h.better(h.keys[i], h.keys[j]) > 0 }
+func (h *worstFirst) Swap(i, j int)      { h.keys[i], h.keys[j] = h.keys[j], h.keys[i] }
+func (h *worstFirst) Push(x any)         { h.keys = append(h.keys, x.(int32)) }
+func (h *worstFirst) Pop() any {
+	x := h.keys[len(h.keys)-1]
+	h.keys = h.keys[:len(h.keys)-1]
+	return x
 }

@@ -140,7 +140,8 @@ func (w *Writer) open(small bool) error {
 			path += ".list.element" // the Parquet leaf pqarrow writes
 		}
 		// A coded column whose first row group repeats few of its values
-		// (a deep profile's call edges: every caller and callee id once)
+		// (a deep profile's call edges: each caller and callee id once per
+		// metric, on adjacent rows)
 		// gains nothing from a dictionary: its page would hold every value
 		// anyway, after arrow-go had hashed each into its memo table (a
 		// tenth of a 10^6-location import). Such a column is written as
