@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -293,5 +295,55 @@ func TestAutoCompactTiers(t *testing.T) {
 	}
 	if snap.Rows["runs"] != 12 || len(snap.Generations) > 4 {
 		t.Fatalf("%d live generations, rows %v", len(snap.Generations), snap.Rows)
+	}
+}
+
+// TestStageSumsWhatItWrote checks that the sha256 and size Finish reports,
+// taken from the bytes as they were written, are those of the file on
+// disk, for a table of several row groups and one of a single row.
+func TestStageSumsWhatItWrote(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "staging"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	st, err := NewStage(root, Name, "test", time.Unix(1, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Discard()
+	w, err := st.Table(schema.Artifacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := w.Table().Columns[schema.NumCommon:]
+	for i := range 3 * schema.DefaultRowGroupRows / 2 {
+		row := make([]any, len(cols))
+		for k, c := range cols {
+			switch c.Name {
+			case "byte_length":
+				row[k] = i
+			case "registered_at":
+				row[k] = time.Unix(int64(i), 0)
+			default:
+				row[k] = fmt.Sprintf("%s-%d", c.Name, i)
+			}
+		}
+		if err := w.AppendRow(row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, err := st.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 {
+		t.Fatalf("files %+v", files)
+	}
+	sum, size, err := hashFile(filepath.Join(st.Dir, "artifacts.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files[0].SHA256 != sum || files[0].ByteLength != size {
+		t.Fatalf("Finish reported %s, %d bytes; the file is %s, %d bytes", files[0].SHA256, files[0].ByteLength, sum, size)
 	}
 }
