@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/flameox/flameox/pkg/corpus"
@@ -298,9 +299,10 @@ func TestAutoCompactTiers(t *testing.T) {
 	}
 }
 
-// TestStageSumsWhatItWrote checks that the sha256 and size Finish reports,
-// taken from the bytes as they were written, are those of the file on
-// disk, for a table of several row groups and one of a single row.
+// TestStageSumsWhatItWrote checks that the sha256 and size Finish reports
+// for each table are those of that table's file on disk, for a table of
+// several row groups and one of a few rows, closed and hashed side by
+// side.
 func TestStageSumsWhatItWrote(t *testing.T) {
 	root := t.TempDir()
 	if err := os.Mkdir(filepath.Join(root, "staging"), 0o700); err != nil {
@@ -311,39 +313,48 @@ func TestStageSumsWhatItWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Discard()
-	w, err := st.Table(schema.Artifacts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cols := w.Table().Columns[schema.NumCommon:]
-	for i := range 3 * schema.DefaultRowGroupRows / 2 {
-		row := make([]any, len(cols))
-		for k, c := range cols {
-			switch c.Name {
-			case "byte_length":
-				row[k] = i
-			case "registered_at":
-				row[k] = time.Unix(int64(i), 0)
-			default:
-				row[k] = fmt.Sprintf("%s-%d", c.Name, i)
-			}
-		}
-		if err := w.AppendRow(row); err != nil {
+	for _, tb := range []struct {
+		table *schema.Table
+		rows  int
+	}{{schema.Artifacts, 3 * schema.DefaultRowGroupRows / 2}, {schema.SourceStates, 3}} {
+		w, err := st.Table(tb.table)
+		if err != nil {
 			t.Fatal(err)
+		}
+		cols := w.Table().Columns[schema.NumCommon:]
+		for i := range tb.rows {
+			row := make([]any, len(cols))
+			for k, c := range cols {
+				switch c.Type.ID() {
+				case arrow.UINT64, arrow.INT64, arrow.INT32:
+					row[k] = i
+				case arrow.TIMESTAMP:
+					row[k] = time.Unix(int64(i), 0)
+				case arrow.STRING:
+					row[k] = fmt.Sprintf("%s-%d", c.Name, i)
+				case arrow.LIST:
+					row[k] = []string{c.Name}
+				}
+			}
+			if err := w.AppendRow(row); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	files, err := st.Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 1 {
+	if len(files) != 2 {
 		t.Fatalf("files %+v", files)
 	}
-	sum, size, err := hashFile(filepath.Join(st.Dir, "artifacts.parquet"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if files[0].SHA256 != sum || files[0].ByteLength != size {
-		t.Fatalf("Finish reported %s, %d bytes; the file is %s, %d bytes", files[0].SHA256, files[0].ByteLength, sum, size)
+	for _, f := range files {
+		sum, size, err := hashFile(filepath.Join(st.Dir, f.Table+".parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.SHA256 != sum || f.ByteLength != size {
+			t.Errorf("%s: Finish reported %s, %d bytes; the file is %s, %d bytes", f.Table, f.SHA256, f.ByteLength, sum, size)
+		}
 	}
 }
