@@ -232,8 +232,9 @@ func (x *extraction) release() {
 // every sample with it reaches the callee by inlining, edges lighter than
 // profile.EdgeFraction of the total are dropped, and a node is "inline"
 // when all its remaining incoming edges are inline, "partial-inline" when
-// some are. into lists, per node, the callers it is inlined into.
-func (x *extraction) inlineLabels() (labels []string, into [][]int32) {
+// some are. full says, per node, whether it is "inline"; into lists the
+// callers each node is inlined into, sorted (see inlinedInto).
+func (x *extraction) inlineLabels() (full []bool, into inlinedInto) {
 	type pair struct{ a, b int32 }
 	type agg struct {
 		pair
@@ -271,9 +272,11 @@ func (x *extraction) inlineLabels() (labels []string, into [][]int32) {
 		p.weight += x.edges.incl(int32(e))[dt]
 	}
 	n := len(x.g.Nodes)
-	in, plain := make([]bool, n), make([]bool, n)
-	into = make([][]int32, n)
+	full = make([]bool, n)
+	plain := make([]bool, n)
+	into.start = make([]int32, n+1)
 	cutoff := abs(int64(float64(x.inlSum) * profile.EdgeFraction))
+	kept := pairs[:0]
 	for _, p := range pairs {
 		if abs(p.weight) < cutoff {
 			continue
@@ -281,22 +284,36 @@ func (x *extraction) inlineLabels() (labels []string, into [][]int32) {
 		if p.plain {
 			plain[p.b] = true
 		} else {
-			in[p.b] = true
-			into[p.b] = append(into[p.b], p.a)
+			full[p.b] = true
+			into.start[p.b+1]++
+			kept = append(kept, p)
 		}
 	}
-	labels = make([]string, n)
-	for i := range labels {
-		switch {
-		case in[i] && plain[i]:
-			labels[i] = profile.InlinePartial
-		case in[i]:
-			labels[i] = profile.InlineFull
+	for i := range n {
+		into.start[i+1] += into.start[i]
+		if plain[i] {
+			full[i] = false // partial-inline
 		}
-		slices.Sort(into[i])
 	}
-	return labels, into
+	into.callers = make([]int32, into.start[n])
+	next := slices.Clone(into.start[:n])
+	for _, p := range kept {
+		into.callers[next[p.b]] = p.a
+		next[p.b]++
+	}
+	for i := range n {
+		slices.Sort(into.of(i))
+	}
+	return full, into
 }
+
+// inlinedInto holds, per node, the callers it is inlined into: node i's
+// are callers[start[i]:start[i+1]]. One slice for all rather than a slice
+// per node: a 10^6-location profile's million slice headers were 24 MB
+// held while its frames were written.
+type inlinedInto struct{ start, callers []int32 }
+
+func (in inlinedInto) of(i int) []int32 { return in.callers[in.start[i]:in.start[i+1]] }
 
 func abs(v int64) int64 {
 	if v < 0 {

@@ -16,36 +16,88 @@ import (
 
 // write emits frames, frame_measurements, the profile totals
 // (measurements), call_edges and stacks through sink.
+//
+// The call edges and stacks need only the frame ids. When there are
+// many (concurrentEdges), they are written on a goroutine of their own,
+// encoded there (schema.Writer.EncodeInline), beside the ranking, the
+// frames and the measurements: a deep 10^6-location profile's import
+// otherwise spent most of its writing with one core idle. A smaller
+// profile's tables are written one after another: the second table's
+// row group in memory cost its import more, relative to `go tool pprof`'s
+// memory, than the overlap saved (docs/performance.md, "Profiles with
+// 10^6 locations"). Their writers are opened here first: a Sink need not
+// be safe for concurrent use.
 func (x *extraction) write(sink adapter.Sink) (*adapter.Extraction, error) {
 	res := &adapter.Extraction{Extractor: ExtractorName, Version: ExtractorVersion, Rows: map[string]int64{}, Limitations: x.lim}
 	ids := x.frameIDs()
-	// The ranking is garbage once frames, frame_measurements and the
-	// totals are written, before the call edges and stacks, the largest
-	// tables, make the import's peak (its last use is totalRows). Writing
-	// two tables at once was faster on two cores but put the ranking and
-	// two tables' row groups in memory together: a 10^6-location
-	// profile's import then took more memory than `go tool pprof -top`
-	// (docs/performance.md).
-	r := x.rank(ids)
-	if err := x.frames(sink, ids, r, res); err != nil {
+	ew, err := sink.Table(schema.CallEdges)
+	if err != nil {
 		return nil, err
 	}
-	if err := x.measurements(sink, ids, r, res); err != nil {
+	sw, err := sink.Table(schema.Stacks)
+	if err != nil {
 		return nil, err
 	}
-	if err := x.totalRows(sink, r, res); err != nil {
-		return nil, err
-	}
-	if err := x.edgeRows(sink, ids, res); err != nil {
-		return nil, err
-	}
-	if err := x.stackRows(sink, ids, res); err != nil {
-		return nil, err
+	if x.edges.len() < concurrentEdges {
+		if err := x.ranked(sink, ids, res); err != nil {
+			return nil, err
+		}
+		if err := x.sideRows(ew, sw, ids, res); err != nil {
+			return nil, err
+		}
+	} else {
+		ew.EncodeInline()
+		sw.EncodeInline()
+		sideRes := &adapter.Extraction{Rows: map[string]int64{}}
+		var sideErr error
+		var wg sync.WaitGroup
+		wg.Go(func() { sideErr = x.sideRows(ew, sw, ids, sideRes) })
+		err = x.ranked(sink, ids, res)
+		wg.Wait()
+		if err == nil {
+			err = sideErr
+		}
+		if err != nil {
+			return nil, err
+		}
+		for t, n := range sideRes.Rows {
+			res.Rows[t] += n
+		}
+		res.Limitations = append(res.Limitations, sideRes.Limitations...)
 	}
 	if res.Limitations == nil {
 		res.Limitations = []string{}
 	}
 	return res, nil
+}
+
+// concurrentEdges is the fewest call edges for which write writes the
+// call edges and stacks beside the other tables.
+var concurrentEdges = 1 << 18 // a variable for tests
+
+// sideRows writes the call edges, then the stacks.
+func (x *extraction) sideRows(ew, sw *schema.Writer, ids []string, res *adapter.Extraction) error {
+	if err := x.edgeRows(ew, ids, res); err != nil {
+		return err
+	}
+	return x.stackRows(sw, ids, res)
+}
+
+// ranked writes the tables that need the ranking: frames,
+// frame_measurements and the profile totals.
+func (x *extraction) ranked(sink adapter.Sink, ids []string, res *adapter.Extraction) error {
+	r := x.rank(ids)
+	if err := x.frames(sink, ids, r, res); err != nil {
+		return err
+	}
+	// The frames were the graph's last use (the call edges and stacks
+	// never read it): its nodes and their strings go before the
+	// measurements are written beside the call edges.
+	x.g = nil
+	if err := x.measurements(sink, ids, r, res); err != nil {
+		return err
+	}
+	return x.totalRows(sink, r, res)
 }
 
 // frameIDs sets x.digests and returns the frame ids of x's nodes, hashed
@@ -107,7 +159,7 @@ func (x *extraction) frames(sink adapter.Sink, ids []string, r *ranking, res *ad
 	addr, rel := w.Uint64Col("address"), w.Uint64Col("module_relative_address")
 	inl, chain := w.BoolCol("inlined"), w.StringListCol("inline_chain")
 	index := w.Int32Col("frame_index")
-	labels, into := x.inlineLabels()
+	full, into := x.inlineLabels()
 	// One row per frame id, hottest first: nodes that pprof keeps apart
 	// but that share an id (same language and name) are one frame here,
 	// and the analyses rely on frames holding each id once per artifact
@@ -146,15 +198,15 @@ func (x *extraction) frames(sink adapter.Sink, ids []string, r *ranking, res *ad
 		// "(partial-inline)" (inlineLabels, under the default sample type).
 		addr.AppendNull()
 		rel.AppendNull()
-		inl.Append(labels[i] == profile.InlineFull)
-		if len(into[i]) == 0 {
+		inl.Append(full[i])
+		if callers := into.of(int(i)); len(callers) == 0 {
 			chain.AppendNull()
 		} else {
-			callers := make([]string, len(into[i]))
-			for k, c := range into[i] {
-				callers[k] = ids[c]
+			names := make([]string, len(callers))
+			for k, c := range callers {
+				names[k] = ids[c]
 			}
-			chain.Append(callers)
+			chain.Append(names)
 		}
 		index.Append(int32(pos))
 		if err := w.EndRow(); err != nil {
@@ -222,11 +274,7 @@ func (x *extraction) measurements(sink adapter.Sink, ids []string, r *ranking, r
 	return doneTable(w)
 }
 
-func (x *extraction) edgeRows(sink adapter.Sink, ids []string, res *adapter.Extraction) error {
-	w, err := sink.Table(schema.CallEdges)
-	if err != nil {
-		return err
-	}
+func (x *extraction) edgeRows(w *schema.Writer, ids []string, res *adapter.Extraction) error {
 	w.SetString("run_id", x.in.RunID)
 	w.SetString("artifact_id", x.in.ArtifactID)
 	d := x.dicts(w)
@@ -312,11 +360,7 @@ func nanos(v int64, unit string) int64 {
 	return 0
 }
 
-func (x *extraction) stackRows(sink adapter.Sink, ids []string, res *adapter.Extraction) error {
-	w, err := sink.Table(schema.Stacks)
-	if err != nil {
-		return err
-	}
+func (x *extraction) stackRows(w *schema.Writer, ids []string, res *adapter.Extraction) error {
 	w.SetString("run_id", x.in.RunID)
 	w.SetString("artifact_id", x.in.ArtifactID)
 	d := x.dicts(w)
@@ -325,43 +369,68 @@ func (x *extraction) stackRows(sink adapter.Sink, ids []string, res *adapter.Ext
 	val, cnt := w.Int64Col("value"), w.Uint64Col("sample_count")
 	h := newHasher()
 	st := &x.stacks
-	for t := range x.p.SampleType {
-		// The heaviest stacks of this sample type; ties keep the order the
-		// stacks were met in, which is the profile's.
+	nt := len(x.p.SampleType)
+	// The heaviest stacks of each sample type; ties keep the order the
+	// stacks were met in, which is the profile's.
+	kept := make([][]int32, nt)
+	keep := make([]uint64, nt*((st.len()+63)/64)) // per type, per stack: kept
+	for t := range nt {
 		var keys []int32
-		var total, kept int64
+		var total, sum int64
 		for i := range int32(st.len()) {
 			if v := st.value(i)[t]; v != 0 {
 				keys = append(keys, i)
 				total += abs(v)
 			}
 		}
-		keys = heaviest(keys, keptStacks, func(i int32) int64 { return abs(st.value(i)[t]) })
-		m, u := x.metric(t)
-		for _, i := range keys {
-			nodes, v, tp := st.stack(i), st.value(i)[t], int(st.tp[i])
-			kept += abs(v)
-			h.reset("stack/v2", x.in.ArtifactID, m, x.tps[tp][0], x.tps[tp][1])
-			for _, n := range nodes {
-				h.addDigest(&x.digests[n])
-			}
-			sid.Append(h.id())
-			frames.Append(nodes)
-			leaf.Append(int(nodes[len(nodes)-1]))
-			start.Append(0)
-			dur.Append(nanos(v, u))
-			track.Append(0)
-			d.row(t, tp)
-			val.Append(v)
-			cnt.Append(uint64(st.count(i)[t]))
-			if err := w.EndRow(); err != nil {
-				return err
-			}
-			res.Rows["stacks"]++
+		kept[t] = heaviest(keys, keptStacks, func(i int32) int64 { return abs(st.value(i)[t]) })
+		for _, i := range kept[t] {
+			sum += abs(st.value(i)[t])
+			keep[t*((st.len()+63)/64)+int(i)/64] |= 1 << (i % 64)
 		}
-		if kept < total {
+		if sum < total {
+			m, u := x.metric(t)
 			res.Limitations = append(res.Limitations, fmt.Sprintf("Stack examples for %s: the %d heaviest distinct stacks are stored, covering %.1f%% of the %s; open the native profile for the rest.",
-				m, len(keys), 100*float64(kept)/float64(total), u))
+				m, len(kept[t]), 100*float64(sum)/float64(total), u))
+		}
+	}
+	// A stack's rows, one per sample type that keeps it, are adjacent:
+	// its frame ids repeat on neighbouring rows, in one row group and one
+	// page, where the dictionary or zstd finds them, rather than once per
+	// type tens of MB apart. Stacks come in the order the first type
+	// ranks them, then those only later types keep, in theirs.
+	done := make([]bool, st.len())
+	for _, ks := range kept {
+		for _, i := range ks {
+			if done[i] {
+				continue
+			}
+			done[i] = true
+			nodes, tp := st.stack(i), int(st.tp[i])
+			for t := range nt {
+				if keep[t*((st.len()+63)/64)+int(i)/64]&(1<<(i%64)) == 0 {
+					continue
+				}
+				m, u := x.metric(t)
+				v := st.value(i)[t]
+				h.reset("stack/v2", x.in.ArtifactID, m, x.tps[tp][0], x.tps[tp][1])
+				for _, n := range nodes {
+					h.addDigest(&x.digests[n])
+				}
+				sid.Append(h.id())
+				frames.Append(nodes)
+				leaf.Append(int(nodes[len(nodes)-1]))
+				start.Append(0)
+				dur.Append(nanos(v, u))
+				track.Append(0)
+				d.row(t, tp)
+				val.Append(v)
+				cnt.Append(uint64(st.count(i)[t]))
+				if err := w.EndRow(); err != nil {
+					return err
+				}
+				res.Rows["stacks"]++
+			}
 		}
 	}
 	return doneTable(w)

@@ -38,6 +38,7 @@ type coded struct {
 	null  []bool  // list: null rows, nil until the first
 	nulls int     // null values (non-list) or rows (list)
 	hint  int     // the last row group's values: idx's capacity when it is next needed
+	width int     // list: the mean length of dict's strings, for the row group's byte budget
 }
 
 // room makes room in idx for n more values. After reset, idx is allocated
@@ -194,10 +195,11 @@ const sparseMin = 4096
 // distinct entries as they hold values. A value repeated a few times (a
 // frame's rows, one per metric) costs a plain page little once zstd has
 // seen it, but a dictionary costs arrow-go a hash of every distinct value
-// per row group. Lists are never sparse: a profile's stacks are written
-// once per metric, and the repeats lie tens of MB apart, beyond zstd's
-// window, where only a dictionary finds them (a deep profile's stacks
-// came out at 67 MB plain against 38 MB; docs/performance.md).
+// per row group. Lists are never sparse: a stack's frames are shared with
+// other stacks or repeated on its next rows (its other sample types,
+// stackRows), and a dictionary holds each once where plain pages held
+// every copy (a deep profile's stacks, written type after type, came out
+// at 67 MB plain against 38 MB; docs/performance.md).
 func (c *coded) sparse() bool {
 	if c.konst || c.list || len(c.idx) < sparseMin {
 		return false
@@ -360,6 +362,13 @@ func (w *Writer) code(name string, typ arrow.DataType, dict []string, konst, lis
 		_ = w.flush() // a failure is sticky in w.err
 	}
 	c := &coded{src: dict, konst: konst, list: list, name: name, orig: &w.orig}
+	if list && len(dict) > 0 {
+		size := 0
+		for _, s := range dict {
+			size += len(s)
+		}
+		c.width = max(1, size/len(dict))
+	}
 	// Invalid UTF-8 is replaced once per dictionary, not per row; the
 	// digests of list entries are not recorded (see utf8.go).
 	c.dict, c.sums = cleanDict(dict, w.orig.col >= 0 && !list)

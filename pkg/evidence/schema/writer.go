@@ -58,7 +58,16 @@ type Writer struct {
 	closed   bool
 	trial    *Trial     // see SetTrial
 	writing  chan error // the row group being encoded and written, or nil
+	inline   bool       // see EncodeInline
 }
+
+// EncodeInline makes w encode and write each row group on the goroutine
+// that ends its rows, rather than on one of its own beside the next rows,
+// and outside the process-wide bound of one group in flight (flush). It
+// is for a writer filled on a goroutine of its own while other writers
+// are filled and encoded: its rows then cost one row group of memory,
+// not two. Call it before the first row.
+func (w *Writer) EncodeInline() { w.inline = true }
 
 // NewWriter starts a Parquet file for t on w.
 func NewWriter(t *Table, w io.Writer, opts Options) (*Writer, error) {
@@ -197,7 +206,7 @@ func (w *Writer) EndRow() error {
 		}
 	}
 	w.pending = want
-	if w.pending >= w.rowGroup || (w.pending%256 == 0 && w.stringBytes() >= maxGroupBytes) {
+	if w.pending >= w.rowGroup || (w.pending%256 == 0 && (w.stringBytes() >= maxGroupBytes || w.listBytes() >= maxListBytes)) {
 		return w.flush()
 	}
 	return nil
@@ -215,6 +224,27 @@ func (w *Writer) stringBytes() int {
 	n := 0
 	for _, b := range w.strings {
 		n += b.DataLen()
+	}
+	return n
+}
+
+// maxListBytes bounds a row group's coded list values, counted as the
+// strings they stand for: a deep profile's stacks hold a thousand frame
+// ids of 71 bytes a row, and in one row group they made one dictionary of
+// a million ids, which arrow-go hashes into a memo table of its own (190
+// MB, the import's peak). It is larger than maxGroupBytes because a
+// dictionary holds each distinct id once: a large profile's stacks share
+// most frames, and split into small groups their dictionaries repeated
+// them (the largest pprof fixture's stacks file grew by two fifths).
+const maxListBytes = 64 << 20
+
+// listBytes is what the coded list columns buffered stand for.
+func (w *Writer) listBytes() int {
+	n := 0
+	for _, c := range w.coded {
+		if c != nil && c.list {
+			n += len(c.idx) * c.width
+		}
 	}
 	return n
 }
@@ -324,7 +354,8 @@ func (w *Writer) flush() error {
 	// next: the encoding (Parquet pages, dictionaries, zstd) was a third of
 	// a large profile's extraction, on the core the caller was not using
 	// (docs/performance.md, "Profiles with 10^6 locations"). At most one
-	// is in flight in the process, whichever writer it is from, so the
+	// is in flight in the process, whichever writer it is from (a writer
+	// that encodes inline holds no place: EncodeInline), so the
 	// memory held is one row group more: a writer done with its table
 	// (Shed) leaves its last group in flight while the next table fills,
 	// and without the process-wide bound every table of an extraction
@@ -333,10 +364,18 @@ func (w *Writer) flush() error {
 	if err := w.wait(); err != nil {
 		return err
 	}
-	groupInFlight <- struct{}{}
-	done := make(chan error, 1)
 	group, batch := arrs, w.rows
 	arrs = nil // the writer releases them
+	if w.inline {
+		if err := w.writeGroup(group, batch); err != nil {
+			return w.fail(err)
+		}
+		w.rows += int64(n)
+		w.pending = 0
+		return nil
+	}
+	groupInFlight <- struct{}{}
+	done := make(chan error, 1)
 	go func() {
 		err := w.writeGroup(group, batch)
 		<-groupInFlight

@@ -449,3 +449,112 @@ func TestOneRowGroupInFlight(t *testing.T) {
 		t.Fatalf("files of %d and %d bytes", first.Len(), second.Len())
 	}
 }
+
+// TestEncodeInline: a writer that encodes its row groups on the caller's
+// goroutine writes the same file as one that encodes them beside the next
+// rows, and holds no token of the process-wide bound: it completes while
+// another writer's row group is in flight.
+func TestEncodeInline(t *testing.T) {
+	tb := Tables()[0]
+	write := func(inline bool) []byte {
+		var buf bytes.Buffer
+		w, err := NewWriter(tb, &buf, Options{Common: testCommon, RowGroupRows: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if inline {
+			w.EncodeInline()
+		}
+		for r := range 2000 {
+			if err := w.AppendRow(sampleRow(tb, r)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n, err := w.Close(); n != 2000 || err != nil {
+			t.Fatalf("Close() = %d, %v", n, err)
+		}
+		return buf.Bytes()
+	}
+	want := write(false)
+
+	// Another writer's row group in flight, stuck on its destination.
+	stuck := &gated{open: make(chan struct{})}
+	a, err := NewWriter(tb, stuck, Options{Common: testCommon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range 2000 {
+		if err := a.AppendRow(sampleRow(tb, r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte, 1)
+	go func() { got <- write(true) }()
+	select {
+	case b := <-got:
+		if !bytes.Equal(b, want) {
+			t.Errorf("encoded inline: %d bytes, unlike the %d encoded in the background", len(b), len(want))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a writer encoding inline waited for another writer's row group in flight")
+	}
+	close(stuck.open)
+	if _, err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestListRowGroupBudget: a coded list column's values, counted as the
+// strings they stand for, end a row group at maxListBytes (a deep
+// profile's stacks), not only at the row count.
+func TestListRowGroupBudget(t *testing.T) {
+	f := create(t, "lists.parquet")
+	w, err := NewWriter(Stacks, f, Options{Common: testCommon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, 1000)
+	list := make([]int32, len(ids))
+	for i := range ids {
+		ids[i] = fmt.Sprintf("sha256:%064x", i)
+		list[i] = int32(i)
+	}
+	sid, frames, leaf := w.StringCol("stack_id"), w.DictStringListCol("frame_ids", ids), w.DictStringCol("leaf_frame_id", ids)
+	w.SetString("run_id", "r")
+	w.SetString("artifact_id", "a")
+	start, dur, track := w.Int64Col("start_ns"), w.Int64Col("duration_ns"), w.Uint64Col("track_id")
+	metric, unit, thread, process := w.StringCol("metric"), w.StringCol("unit"), w.StringCol("thread"), w.StringCol("process")
+	val, cnt := w.Int64Col("value"), w.Uint64Col("sample_count")
+	others := func(r int) {
+		start.Append(0)
+		dur.Append(int64(r))
+		track.Append(0)
+		metric.Append("cpu")
+		unit.Append("nanoseconds")
+		thread.AppendNull()
+		process.AppendNull()
+		val.Append(int64(r))
+		cnt.Append(1)
+	}
+	// 71 bytes x 1,000 ids a row: 64 MiB in 945 rows, checked every 256.
+	const rows = 2000
+	for r := range rows {
+		sid.Append(fmt.Sprint(r))
+		frames.Append(list)
+		leaf.Append(r % len(ids))
+		others(r)
+		if err := w.EndRow(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := w.Close(); n != rows || err != nil {
+		t.Fatalf("Close() = %d, %v", n, err)
+	}
+	_, footerRows, groups, _ := readBack(t, f.Name())
+	if footerRows != rows || groups != 2 {
+		t.Fatalf("%d rows in %d row groups, want %d in 2 (1,024 and 976)", footerRows, groups, rows)
+	}
+}

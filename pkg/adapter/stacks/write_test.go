@@ -1,0 +1,87 @@
+package stacks
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/flameox/flameox/pkg/adapter"
+	"github.com/flameox/flameox/pkg/adapter/adaptertest"
+)
+
+// extractRows extracts path and reads every profile table back.
+func extractRows(t *testing.T, path string) (map[string][]map[string]any, *adapter.Extraction) {
+	t.Helper()
+	s := adaptertest.NewSink(t, ExtractorName, ExtractorVersion)
+	res, err := (&Extractor{}).Extract(context.Background(), adapter.ExtractInput{RunID: "r", ArtifactID: "sha256:00", Path: path}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]map[string]any{}
+	for _, table := range []string{"frames", "frame_measurements", "measurements", "call_edges", "stacks"} {
+		rows[table] = s.Rows(t, table)
+	}
+	return rows, res
+}
+
+// TestConcurrentTablesSame: the call edges and stacks written on their own
+// goroutine, beside the other tables (a profile with concurrentEdges call
+// edges or more), are the rows written one table after another, and so
+// are the other tables' rows, the row counts and the limitations.
+func TestConcurrentTablesSame(t *testing.T) {
+	for _, name := range []string{"google-pprof__large.cpu.pb.gz", "parca__alloc_objects.pb.gz", "parca__profile-with-labels.pb.gz"} {
+		t.Run(name, func(t *testing.T) {
+			path := "../../profile/testdata/" + name
+			serial, serialRes := extractRows(t, path)
+			defer func(n int) { concurrentEdges = n }(concurrentEdges)
+			concurrentEdges = 0
+			both, bothRes := extractRows(t, path)
+			for table, want := range serial {
+				if !reflect.DeepEqual(both[table], want) {
+					t.Errorf("%s: %d rows written beside the others differ from %d written alone", table, len(both[table]), len(want))
+				}
+			}
+			if !reflect.DeepEqual(bothRes, serialRes) {
+				t.Errorf("extraction result %+v, written alone %+v", bothRes, serialRes)
+			}
+			if len(serial["call_edges"]) == 0 || len(serial["stacks"]) == 0 {
+				t.Fatalf("no call edges or stacks to compare")
+			}
+		})
+	}
+}
+
+// TestStackRowsAdjacent: a stack kept for several sample types has its
+// rows, one per type in type order, next to each other, so that its frame
+// ids repeat within one row group and page.
+func TestStackRowsAdjacent(t *testing.T) {
+	rows, _ := extractRows(t, "../../profile/testdata/google-pprof__large.cpu.pb.gz")
+	stacks := rows["stacks"]
+	key := func(r map[string]any) string { return fmt.Sprint(r["frame_ids"], r["thread"], r["process"]) }
+	metrics := map[any]bool{}
+	seen := map[string]int{} // stack -> its last row
+	for i, r := range stacks {
+		metrics[r["metric"]] = true
+		k := key(r)
+		if last, ok := seen[k]; ok && last != i-1 {
+			t.Fatalf("row %d: stack %.60s… last seen at row %d, not adjacent", i, k, last)
+		}
+		seen[k] = i
+	}
+	if len(metrics) < 2 || len(seen) == len(stacks) {
+		t.Fatalf("%d sample types, %d stacks in %d rows: no stack kept for two types", len(metrics), len(seen), len(stacks))
+	}
+	// The first type's kept stacks come heaviest first.
+	var first []int64
+	for _, r := range stacks {
+		if r["metric"] == stacks[0]["metric"] {
+			v := r["value"].(int64)
+			first = append(first, -abs(v))
+		}
+	}
+	if !slices.IsSorted(first) {
+		t.Errorf("the first type's stacks are not heaviest first")
+	}
+}
