@@ -373,7 +373,9 @@ func (x *extraction) stackRows(w *schema.Writer, ids []string, res *adapter.Extr
 	// The heaviest stacks of each sample type; ties keep the order the
 	// stacks were met in, which is the profile's.
 	kept := make([][]int32, nt)
-	keep := make([]uint64, nt*((st.len()+63)/64)) // per type, per stack: kept
+	words := (st.len() + 63) / 64
+	keep := make([]uint64, nt*words) // per type, one bit per stack: kept
+	isKept := func(t int, i int32) bool { return keep[t*words+int(i)/64]&(1<<(i%64)) != 0 }
 	for t := range nt {
 		var keys []int32
 		var total, sum int64
@@ -386,7 +388,7 @@ func (x *extraction) stackRows(w *schema.Writer, ids []string, res *adapter.Extr
 		kept[t] = heaviest(keys, keptStacks, func(i int32) int64 { return abs(st.value(i)[t]) })
 		for _, i := range kept[t] {
 			sum += abs(st.value(i)[t])
-			keep[t*((st.len()+63)/64)+int(i)/64] |= 1 << (i % 64)
+			keep[t*words+int(i)/64] |= 1 << (i % 64)
 		}
 		if sum < total {
 			m, u := x.metric(t)
@@ -408,7 +410,7 @@ func (x *extraction) stackRows(w *schema.Writer, ids []string, res *adapter.Extr
 			done[i] = true
 			nodes, tp := st.stack(i), int(st.tp[i])
 			for t := range nt {
-				if keep[t*((st.len()+63)/64)+int(i)/64]&(1<<(i%64)) == 0 {
+				if !isKept(t, i) {
 					continue
 				}
 				m, u := x.metric(t)
