@@ -344,7 +344,9 @@ func (x *extraction) frameDigest(h *hasher, n profile.Node) [sha256.Size]byte {
 }
 
 // digestID is the id "sha256:<hex>" of a digest.
-func digestID(d [sha256.Size]byte) string { return "sha256:" + hex.EncodeToString(d[:]) }
+func digestID(d [sha256.Size]byte) string { return idPrefix + hex.EncodeToString(d[:]) }
+
+const idPrefix = "sha256:"
 
 // hashID is "sha256:" + hex(sha256(parts joined by NUL)).
 func hashID(parts ...string) string {

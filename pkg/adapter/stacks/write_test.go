@@ -3,12 +3,14 @@ package stacks
 import (
 	"context"
 	"fmt"
+	"os"
 	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/adapter/adaptertest"
+	"github.com/flameox/flameox/pkg/profile"
 )
 
 // extractRows extracts path and reads every profile table back.
@@ -83,5 +85,29 @@ func TestStackRowsAdjacent(t *testing.T) {
 	}
 	if !slices.IsSorted(first) {
 		t.Errorf("the first type's stacks are not heaviest first")
+	}
+}
+
+// TestFrameIDsText: the ids frameIDs lays out in one buffer are the ids
+// digestID formats, each over its own bytes.
+func TestFrameIDsText(t *testing.T) {
+	f, err := os.Open("../../profile/testdata/google-pprof__large.cpu.pb.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	prof, err := profile.Parse(f, profile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := newExtraction(adapter.ExtractInput{RunID: "r", ArtifactID: "sha256:00"}, prof)
+	ids := x.frameIDs()
+	if len(ids) < 4096 {
+		t.Fatalf("%d ids: too few to hash on two goroutines", len(ids))
+	}
+	for i, id := range ids {
+		if want := digestID(x.digests[i]); id != want {
+			t.Fatalf("id %d = %q, want %q", i, id, want)
+		}
 	}
 }
