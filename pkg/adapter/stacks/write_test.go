@@ -3,7 +3,6 @@ package stacks
 import (
 	"context"
 	"fmt"
-	"os"
 	"reflect"
 	"slices"
 	"testing"
@@ -91,12 +90,7 @@ func TestStackRowsAdjacent(t *testing.T) {
 // TestFrameIDsText: the ids frameIDs lays out in one buffer are the ids
 // digestID formats, each over its own bytes.
 func TestFrameIDsText(t *testing.T) {
-	f, err := os.Open("../../profile/testdata/google-pprof__large.cpu.pb.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	prof, err := profile.Parse(f, profile.Options{})
+	prof, err := profile.Parse(openFile(t, "../../profile/testdata/google-pprof__large.cpu.pb.gz"), profile.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
