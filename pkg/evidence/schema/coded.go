@@ -188,8 +188,19 @@ func (c *coded) array(n int, plain bool) (arrow.Array, error) {
 }
 
 // sparseMin is the fewest values on which sparse judges a column: a small
-// table's dictionary costs nothing worth deciding over.
-const sparseMin = 4096
+// table's dictionary costs nothing worth deciding over. A first row group
+// with fewer, but at least sparseFew, values is judged all the same when
+// its dictionary has sparseDict entries or more: the producer's file is
+// then large, and its first group may be short by design (a
+// 10^6-location profile's frame_measurements start with the 1,024 top
+// ranks of each metric; with dictionary pages, arrow-go hashed every id
+// of each later group into its memo table: the import took 5% longer,
+// and the file was 8% larger; docs/performance.md).
+const (
+	sparseMin  = 4096
+	sparseFew  = 256
+	sparseDict = 1 << 18
+)
 
 // sparse reports whether the rows so far use more than a quarter as many
 // distinct entries as they hold values. A value repeated a few times (a
@@ -201,7 +212,7 @@ const sparseMin = 4096
 // every copy (a deep profile's stacks, written type after type, came out
 // at 67 MB plain against 38 MB; docs/performance.md).
 func (c *coded) sparse() bool {
-	if c.konst || c.list || len(c.idx) < sparseMin {
+	if c.konst || c.list || len(c.idx) < sparseFew || len(c.idx) < sparseMin && len(c.dict) < sparseDict {
 		return false
 	}
 	seen := make([]uint64, (len(c.dict)+63)/64)

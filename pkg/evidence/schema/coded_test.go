@@ -121,11 +121,27 @@ func TestCodedColumns(t *testing.T) {
 // one whose first row group holds mostly distinct values (a deep
 // profile's call edges) is written as plain strings in every group, one
 // that repeats its values gets dictionary pages, and both read back the
-// same.
+// same. A first group under sparseMin values is judged only when its
+// dictionary has sparseDict entries or more (a 10^6-location profile's
+// frame_measurements, whose first group is its 1,024 top ranks).
 func TestCodedSparsePlain(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		group, ndict int
+		childDict    bool
+	}{
+		{"first group of 5000", 5000, 15000, false},
+		{"first group of 2048, small dictionary", 2048, 15000, true},
+		{"first group of 2048, large dictionary", 2048, sparseDict, false},
+	} {
+		t.Run(c.name, func(t *testing.T) { checkSparse(t, c.group, c.ndict, c.childDict) })
+	}
+}
+
+func checkSparse(t *testing.T, group, ndict int, childDict bool) {
 	tb := CallEdges
-	const rows, group = 3 * 5000, 5000
-	ids := make([]string, rows)
+	rows := 3 * group
+	ids := make([]string, ndict)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("sha256:%064d", i)
 	}
@@ -156,7 +172,7 @@ func TestCodedSparsePlain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, err := w.Close(); n != rows || err != nil {
+	if n, err := w.Close(); n != int64(rows) || err != nil {
 		t.Fatalf("Close() = %d, %v", n, err)
 	}
 	rf := readBack2(t, f.Name())
@@ -171,7 +187,7 @@ func TestCodedSparsePlain(t *testing.T) {
 	}
 	defer pf.Close()
 	for g := range pf.NumRowGroups() {
-		for col, dict := range map[string]bool{"parent_frame_id": true, "child_frame_id": false} {
+		for col, dict := range map[string]bool{"parent_frame_id": true, "child_frame_id": childDict} {
 			cc, err := pf.MetaData().RowGroup(g).ColumnChunk(tb.Index(col))
 			if err != nil {
 				t.Fatal(err)
