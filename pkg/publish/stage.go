@@ -103,11 +103,10 @@ func (s *Stage) Finish() ([]corpus.GenerationFile, error) {
 	//
 	// Each file is hashed on its goroutine too, once synced: the files
 	// are hashed side by side, and a table finished early while another
-	// is still being encoded. A 10^6-location profile's 180 MB were
-	// hashed one file after another, after every close (0.23 s on two
-	// cores side by side, about 0.3 s one after another). Hashing the
-	// bytes as they were written cost the goroutines that encode them as
-	// much as it saved (docs/performance.md).
+	// is still being encoded, rather than one file after another after
+	// every close. Hashing the bytes as they were written cost the
+	// goroutines that encode them as much as it saved
+	// (docs/performance.md).
 	rows := make([]int64, len(names))
 	sums, sizes := make([]string, len(names)), make([]int64, len(names))
 	errs, closeErrs := make([]error, len(names)), make([]error, len(names))

@@ -309,8 +309,8 @@ func (x *extraction) inlineLabels() (full []bool, into inlinedInto) {
 
 // inlinedInto holds, per node, the callers it is inlined into: node i's
 // are callers[start[i]:start[i+1]]. One slice for all rather than a slice
-// per node: a 10^6-location profile's million slice headers were 24 MB
-// held while its frames were written.
+// per node: a 10^6-location profile's million slice headers were held
+// while its frames were written.
 type inlinedInto struct{ start, callers []int32 }
 
 func (in inlinedInto) of(i int) []int32 { return in.callers[in.start[i]:in.start[i+1]] }

@@ -108,7 +108,7 @@ func (x *extraction) ranked(sink adapter.Sink, ids []string, res *adapter.Extrac
 //
 // The ids' bytes are one allocation, each id a string over its part: a
 // million ids allocated one by one were a million objects for the
-// collector to mark in every cycle of the import, and 80 bytes each.
+// collector to mark in every cycle of the import.
 func (x *extraction) frameIDs() []string {
 	n := len(x.g.Nodes)
 	ids := make([]string, n)

@@ -192,10 +192,10 @@ func (c *coded) array(n int, plain bool) (arrow.Array, error) {
 // with fewer, but at least sparseFew, values is judged all the same when
 // its dictionary has sparseDict entries or more: the producer's file is
 // then large, and its first group may be short by design (a
-// 10^6-location profile's frame_measurements start with the 1,024 top
-// ranks of each metric; with dictionary pages, arrow-go hashed every id
-// of each later group into its memo table: the import took 5% longer,
-// and the file was 8% larger; docs/performance.md).
+// 10^6-location profile's frame_measurements start with the top ranks of
+// each metric; with dictionary pages, arrow-go hashed every id of each
+// later group into its memo table, and the file came out larger;
+// docs/performance.md).
 const (
 	sparseMin  = 4096
 	sparseFew  = 256

@@ -230,12 +230,11 @@ func (w *Writer) stringBytes() int {
 
 // maxListBytes bounds a row group's coded list values, counted as the
 // strings they stand for: a deep profile's stacks hold a thousand frame
-// ids of 71 bytes a row, and in one row group they made one dictionary of
-// a million ids, which arrow-go hashes into a memo table of its own (190
-// MB, the import's peak). It is larger than maxGroupBytes because a
-// dictionary holds each distinct id once: a large profile's stacks share
-// most frames, and split into small groups their dictionaries repeated
-// them (the largest pprof fixture's stacks file grew by two fifths).
+// ids a row, and in one row group they made one dictionary of a million
+// ids, which arrow-go hashes into a memo table of its own: the import's
+// peak. It is larger than maxGroupBytes because a dictionary holds each
+// distinct id once: a large profile's stacks share most frames, and split
+// into small groups their dictionaries repeated them (docs/performance.md).
 const maxListBytes = 64 << 20
 
 // listBytes is what the coded list columns buffered stand for.
