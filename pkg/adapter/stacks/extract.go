@@ -331,7 +331,7 @@ func abs(v int64) int64 {
 // unsymbolized nodes module base name, start line and artifact id. A plain
 // hash is used instead of canonical JSON because profiles have tens of
 // thousands of frames and stacks. frameDigest returns the SHA-256;
-// digestID formats it.
+// frameIDs formats it.
 func (x *extraction) frameDigest(h *hasher, n profile.Node) [sha256.Size]byte {
 	parts := []string{"frame/v1", language(n), n.Name}
 	if n.Unsymbolized {
@@ -343,9 +343,7 @@ func (x *extraction) frameDigest(h *hasher, n profile.Node) [sha256.Size]byte {
 	return d
 }
 
-// digestID is the id "sha256:<hex>" of a digest.
-func digestID(d [sha256.Size]byte) string { return idPrefix + hex.EncodeToString(d[:]) }
-
+// idPrefix starts every id: "sha256:<hex of the digest>".
 const idPrefix = "sha256:"
 
 // hashID is "sha256:" + hex(sha256(parts joined by NUL)).

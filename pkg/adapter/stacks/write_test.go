@@ -2,6 +2,8 @@ package stacks
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"reflect"
 	"slices"
@@ -87,8 +89,8 @@ func TestStackRowsAdjacent(t *testing.T) {
 	}
 }
 
-// TestFrameIDsText: the ids frameIDs lays out in one buffer are the ids
-// digestID formats, each over its own bytes.
+// TestFrameIDsText: the ids frameIDs lays out in one buffer are
+// "sha256:" and the hex of each node's digest, each over its own bytes.
 func TestFrameIDsText(t *testing.T) {
 	prof, err := profile.Parse(openFile(t, "../../profile/testdata/google-pprof__large.cpu.pb.gz"), profile.Options{})
 	if err != nil {
@@ -105,3 +107,6 @@ func TestFrameIDsText(t *testing.T) {
 		}
 	}
 }
+
+// digestID is the id "sha256:<hex>" of a digest, formatted the plain way.
+func digestID(d [sha256.Size]byte) string { return "sha256:" + hex.EncodeToString(d[:]) }

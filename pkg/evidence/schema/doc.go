@@ -42,8 +42,11 @@
 // producer holds once and refers to by index) unless a coded column's
 // first row group shows its values rarely repeat (coded.sparse: then it
 // is written plain), no min/max statistics on digest columns
-// (Column.Digest), and row groups of RowGroupRows rows, one at a time
-// encoded on a goroutine of its own while the caller fills the next.
+// (Column.Digest), and row groups of RowGroupRows rows (fewer when their
+// strings, or the ids a coded list stands for, pass a byte budget), each
+// encoded on a goroutine of its own while the caller fills the next, one
+// at a time in the process, or on the caller's goroutine for a writer
+// filled beside others (Writer.EncodeInline).
 // Rows are appended through typed column handles obtained once per file
 // (Writer.StringCol, Writer.Int64Col, ...), so the hot path does no
 // reflection, no map lookups and no boxing; Writer.AppendRow is the slower
