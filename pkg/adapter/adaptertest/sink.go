@@ -47,6 +47,9 @@ func (s *Sink) Table(t *schema.Table) (*schema.Writer, error) {
 // Opened reports how many tables have been opened.
 func (s *Sink) Opened() int { return len(s.ws) }
 
+// Path is the file table's rows go to (complete once Rows has read it).
+func (s *Sink) Path(table string) string { return filepath.Join(s.dir, table+".parquet") }
+
 // Rows closes table's file and reads it back, one map per row; nil when
 // nothing was written to the table.
 func (s *Sink) Rows(t testing.TB, table string) []map[string]any {
@@ -59,5 +62,5 @@ func (s *Sink) Rows(t testing.TB, table string) []map[string]any {
 		t.Fatal(err)
 	}
 	s.files[table].Close()
-	return schematest.Read(t, filepath.Join(s.dir, table+".parquet")).Maps()
+	return schematest.Read(t, s.Path(table)).Maps()
 }

@@ -22,7 +22,13 @@ import (
 
 // topRows is how many of a ranking's first rows get a row group of their
 // own (frames, hottest first; each metric's frame_measurements, by rank).
-const topRows = 1024
+// The first firstRows of them, a default hotspots page (20 rows) and a
+// few more, come in a row group ahead of the rest: a first look then
+// reads that many rows of each table, not a thousand.
+const (
+	topRows   = 1024
+	firstRows = 64
+)
 
 // ranking is the frame-level view of an extraction: one entry per frame
 // id and thread/process (pprof nodes that share an id are one frame, their

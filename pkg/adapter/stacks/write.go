@@ -176,7 +176,7 @@ func (x *extraction) frames(sink adapter.Sink, ids []string, r *ranking, res *ad
 	// and the analyses rely on frames holding each id once per artifact
 	// and generation.
 	for pos, i := range r.frames {
-		if pos == topRows {
+		if pos == firstRows || pos == topRows {
 			if err := w.Flush(); err != nil {
 				return err
 			}
@@ -253,24 +253,29 @@ func (x *extraction) measurements(sink adapter.Sink, ids []string, r *ranking, r
 		res.Rows["frame_measurements"]++
 		return w.EndRow()
 	}
-	// Every metric's first ranks, by rank, in a row group of their own;
-	// then the rest by frame, so that each frame id appears once in that
-	// row group's dictionary.
-	for t, byTP := range r.top {
-		for _, es := range byTP {
-			for _, e := range es {
-				if err := row(e, t); err != nil {
-					return err
+	// Every metric's first ranks, by rank, in row groups of their own (the
+	// first firstRows, then the rest of the topRows); then the rest by
+	// frame, so that each frame id appears once in that row group's
+	// dictionary. A group ends only when other ranks follow it.
+	beyond := func(n int) bool {
+		return slices.ContainsFunc(r.rank, func(rk []int32) bool {
+			return slices.ContainsFunc(rk, func(v int32) bool { return v > int32(n) })
+		})
+	}
+	for _, tier := range [][2]int{{0, firstRows}, {firstRows, topRows}} {
+		for t, byTP := range r.top {
+			for _, es := range byTP {
+				for _, e := range es[min(tier[0], len(es)):min(tier[1], len(es))] {
+					if err := row(e, t); err != nil {
+						return err
+					}
 				}
 			}
 		}
-	}
-	// The first ranks' row group ends here only when other ranks follow.
-	if more := slices.ContainsFunc(r.rank, func(rk []int32) bool {
-		return slices.ContainsFunc(rk, func(v int32) bool { return v > topRows })
-	}); more {
-		if err := w.Flush(); err != nil {
-			return err
+		if beyond(tier[1]) {
+			if err := w.Flush(); err != nil {
+				return err
+			}
 		}
 	}
 	for e := range int32(r.merged.len()) {

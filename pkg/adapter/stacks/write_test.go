@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/parquet/file"
+
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/adapter/adaptertest"
 	"github.com/flameox/flameox/pkg/profile"
@@ -53,6 +55,67 @@ func TestConcurrentTablesSame(t *testing.T) {
 				t.Fatalf("no call edges or stacks to compare")
 			}
 		})
+	}
+}
+
+// TestFirstRanksGroups: each metric's first firstRows ranks, then the rest
+// of its topRows ranks, come in row groups of their own, and so do the
+// firstRows and then topRows hottest frames: the first page of hotspots
+// reads a few dozen rows of each table, not a thousand.
+func TestFirstRanksGroups(t *testing.T) {
+	s := adaptertest.NewSink(t, ExtractorName, ExtractorVersion)
+	in := adapter.ExtractInput{RunID: "r", ArtifactID: "sha256:00", Path: "../../profile/testdata/google-pprof__large.cpu.pb.gz"}
+	if _, err := (&Extractor{}).Extract(context.Background(), in, s); err != nil {
+		t.Fatal(err)
+	}
+	groups := func(table string) (rows []map[string]any, sizes []int) {
+		rows = s.Rows(t, table)
+		pf, err := file.OpenParquetFile(s.Path(table), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pf.Close()
+		for g := range pf.NumRowGroups() {
+			sizes = append(sizes, int(pf.MetaData().RowGroup(g).NumRows()))
+		}
+		return rows, sizes
+	}
+	frames, sizes := groups("frames")
+	if len(sizes) < 3 || sizes[0] != firstRows || sizes[1] != topRows-firstRows {
+		t.Errorf("frames row groups %v, want %d, %d, then the rest", sizes, firstRows, topRows-firstRows)
+	}
+	for i, r := range frames {
+		if r["frame_index"] != int32(i) {
+			t.Fatalf("frames row %d has frame_index %v", i, r["frame_index"])
+		}
+	}
+	meas, sizes := groups("frame_measurements")
+	if len(sizes) < 3 {
+		t.Fatalf("frame_measurements row groups %v: no first ranks apart", sizes)
+	}
+	start := 0
+	for g, tier := range [][2]int32{{1, firstRows}, {firstRows + 1, topRows}, {topRows + 1, 1 << 30}} {
+		n := len(meas) - start
+		if g < 2 {
+			n = sizes[g]
+		}
+		perMetric := map[any]int32{}
+		for _, r := range meas[start : start+n] {
+			rank := r["rank"].(int32)
+			if rank < tier[0] || rank > tier[1] {
+				t.Fatalf("group %d holds rank %d, outside %v", g, rank, tier)
+			}
+			perMetric[r["metric"]]++
+		}
+		if len(perMetric) != 2 {
+			t.Errorf("group %d holds %d metrics, want both", g, len(perMetric))
+		}
+		for m, k := range perMetric {
+			if g < 2 && k != tier[1]-tier[0]+1 {
+				t.Errorf("group %d: %d ranks of %v, want %d", g, k, m, tier[1]-tier[0]+1)
+			}
+		}
+		start += n
 	}
 }
 
