@@ -30,6 +30,8 @@ type Graph struct {
 	byID  [][]int
 	idLoc []*profile.Location // byID[i] belongs to idLoc[i]
 	loc   map[*profile.Location][]int
+	// fnIndexed says NewGraph kept each Function's node by its ID (tests).
+	fnIndexed bool
 }
 
 // nodes returns the nodes of location l, nil for a location that is not
@@ -89,11 +91,17 @@ func NewGraph(p *profile.Profile) (*Graph, *profile.Profile) {
 		}
 	}
 	slab := make([]int, lines) // every location's nodes, sliced from one allocation
-	index := make(map[nodeKey]int, cap(g.Nodes))
-	node := func(k nodeKey, fn *profile.Function, m *profile.Mapping) int {
-		if i, ok := index[k]; ok {
-			return i
-		}
+	// Named functions, nearly every node, are found by name in a map of
+	// names alone, and each pprof Function's node is kept by its ID once
+	// found (a function is on many locations): a 10^6-function profile's
+	// graph spent most of its time probing one map of full node keys, a
+	// table twice the size (docs/performance.md, "Profiles with 10^6
+	// locations").
+	byName := make(map[string]int32, cap(g.Nodes))
+	other := map[nodeKey]int{}
+	fns, fnNode := functionsByID(p) // fnNode: by Function ID, its node + 1, 0 when not yet found
+	g.fnIndexed = fns != nil
+	add := func(k nodeKey, fn *profile.Function, m *profile.Mapping) int {
 		n := Node{Name: k.printable(), Unsymbolized: fn == nil || fn.Name == ""}
 		if fn != nil {
 			n.SystemName, n.File, n.StartLine = fn.SystemName, fn.Filename, fn.StartLine
@@ -101,9 +109,31 @@ func NewGraph(p *profile.Profile) (*Graph, *profile.Profile) {
 		if m != nil {
 			n.Module, n.BuildID = m.File, m.BuildID
 		}
-		index[k] = len(g.Nodes)
 		g.Nodes = append(g.Nodes, n)
 		return len(g.Nodes) - 1
+	}
+	node := func(k nodeKey, fn *profile.Function, m *profile.Mapping) int {
+		if k.name == "" {
+			if i, ok := other[k]; ok {
+				return i
+			}
+			i := add(k, fn, m)
+			other[k] = i
+			return i
+		}
+		known := fn.ID < uint64(len(fns)) && fns[fn.ID] == fn
+		if known && fnNode[fn.ID] != 0 {
+			return int(fnNode[fn.ID] - 1)
+		}
+		i, ok := byName[k.name]
+		if !ok {
+			i = int32(add(k, fn, m))
+			byName[k.name] = i
+		}
+		if known {
+			fnNode[fn.ID] = i + 1
+		}
+		return int(i)
 	}
 	for _, l := range p.Location {
 		var obj string
@@ -132,6 +162,26 @@ func NewGraph(p *profile.Profile) (*Graph, *profile.Profile) {
 		set(l, ns)
 	}
 	return g, p
+}
+
+// functionsByID returns p's functions by ID, and a zeroed slice as long,
+// when the IDs are dense and unique (pprof numbers them 1..n); else nil.
+func functionsByID(p *profile.Profile) ([]*profile.Function, []int32) {
+	m := uint64(0)
+	for _, f := range p.Function {
+		m = max(m, f.ID)
+	}
+	if m > 2*uint64(len(p.Function))+1024 {
+		return nil, nil
+	}
+	fns := make([]*profile.Function, m+1)
+	for _, f := range p.Function {
+		if fns[f.ID] != nil {
+			return nil, nil
+		}
+		fns[f.ID] = f
+	}
+	return fns, make([]int32, m+1)
 }
 
 // Stack appends the nodes of a sample's stack to buf, leaf (innermost

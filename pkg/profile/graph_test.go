@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"os"
 	"slices"
 	"testing"
 
@@ -58,5 +59,74 @@ func TestGraphLocationIndex(t *testing.T) {
 				t.Errorf("a location that is not the profile's (or none) has nodes %v", ns)
 			}
 		})
+	}
+}
+
+// TestGraphFunctionIndex: functions are merged by name whether each
+// Function's node is kept by its ID (dense, unique IDs) or not (sparse or
+// repeated IDs), the first function seen gives the node its fields, and a
+// Function that is not the profile's is named by its own name.
+func TestGraphFunctionIndex(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		ids     [4]uint64
+		indexed bool
+	}{
+		{"dense", [4]uint64{1, 2, 3, 4}, true},
+		{"sparse", [4]uint64{1, 2, 3, 1 << 40}, false},
+		{"repeated", [4]uint64{1, 2, 3, 3}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a1 := &profile.Function{ID: tc.ids[0], Name: "a", SystemName: "a1", Filename: "a1.go"}
+			a2 := &profile.Function{ID: tc.ids[1], Name: "a", SystemName: "a2", Filename: "a2.go"}
+			b := &profile.Function{ID: tc.ids[2], Name: "b"}
+			c := &profile.Function{ID: tc.ids[3], Name: "c"}
+			stranger := &profile.Function{ID: tc.ids[0], Name: "d"} // an ID of the profile's, not one of its functions
+			p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "cpu", Unit: "ns"}}, Function: []*profile.Function{a1, a2, b, c}}
+			for i, fn := range []*profile.Function{a1, b, a2, b, c, stranger, a1} {
+				p.Location = append(p.Location, &profile.Location{ID: uint64(i + 1), Line: []profile.Line{{Function: fn}}})
+			}
+			g, _ := NewGraph(p)
+			if got := g.fnIndexed; got != tc.indexed {
+				t.Fatalf("functions indexed by ID = %v, want %v", got, tc.indexed)
+			}
+			var names []string
+			for _, l := range p.Location {
+				for _, n := range g.nodes(l) {
+					names = append(names, g.Nodes[n].Name)
+				}
+			}
+			if want := []string{"a", "b", "a", "b", "c", "d", "a"}; !slices.Equal(names, want) {
+				t.Errorf("names by location = %q, want %q", names, want)
+			}
+			if len(g.Nodes) != 4 {
+				t.Errorf("%d nodes, want 4 (a, b, c, d)", len(g.Nodes))
+			}
+			if n := g.Nodes[0]; n.SystemName != "a1" || n.File != "a1.go" {
+				t.Errorf("node a = %+v, want the first function's fields", n)
+			}
+		})
+	}
+}
+
+// BenchmarkNewGraph builds the node graph of the profile that
+// FLAMEOX_BENCH_PROFILE names (scripts/bench/bigprofile writes 10^6-
+// location ones; docs/performance.md).
+func BenchmarkNewGraph(b *testing.B) {
+	path := os.Getenv("FLAMEOX_BENCH_PROFILE")
+	if path == "" {
+		b.Skip("FLAMEOX_BENCH_PROFILE names no profile")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	p, err := Parse(f, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		NewGraph(p.P)
 	}
 }
