@@ -117,15 +117,7 @@ func BenchmarkNewGraph(b *testing.B) {
 	if path == "" {
 		b.Skip("FLAMEOX_BENCH_PROFILE names no profile")
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	p, err := Parse(f, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := parseFile(b, path)
 	for b.Loop() {
 		NewGraph(p.P)
 	}
