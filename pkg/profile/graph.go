@@ -169,13 +169,18 @@ func NewGraph(p *profile.Profile) (*Graph, *profile.Profile) {
 func functionsByID(p *profile.Profile) ([]*profile.Function, []int32) {
 	m := uint64(0)
 	for _, f := range p.Function {
-		m = max(m, f.ID)
+		if f != nil {
+			m = max(m, f.ID)
+		}
 	}
 	if m > 2*uint64(len(p.Function))+1024 {
 		return nil, nil
 	}
 	fns := make([]*profile.Function, m+1)
 	for _, f := range p.Function {
+		if f == nil {
+			continue
+		}
 		if fns[f.ID] != nil {
 			return nil, nil
 		}
