@@ -3,6 +3,8 @@ package publish
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -301,8 +303,9 @@ func TestAutoCompactTiers(t *testing.T) {
 
 // TestStageSumsWhatItWrote checks that the sha256 and size Finish reports
 // for each table are those of that table's file on disk, for a table of
-// several row groups and one of a few rows, closed and hashed side by
-// side.
+// several row groups, one of a few rows, and one large enough to be
+// written back as it is written and hashed while it is synced, closed and
+// hashed side by side.
 func TestStageSumsWhatItWrote(t *testing.T) {
 	root := t.TempDir()
 	if err := os.Mkdir(filepath.Join(root, "staging"), 0o700); err != nil {
@@ -316,12 +319,13 @@ func TestStageSumsWhatItWrote(t *testing.T) {
 	for _, tb := range []struct {
 		table *schema.Table
 		rows  int
-	}{{schema.Artifacts, 3 * schema.DefaultRowGroupRows / 2}, {schema.SourceStates, 3}} {
+	}{{schema.Artifacts, 3 * schema.DefaultRowGroupRows / 2}, {schema.SourceStates, 3}, {schema.Runs, 6000}} {
 		w, err := st.Table(tb.table)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cols := w.Table().Columns[schema.NumCommon:]
+		noise := make([]byte, 512)
 		for i := range tb.rows {
 			row := make([]any, len(cols))
 			for k, c := range cols {
@@ -332,6 +336,10 @@ func TestStageSumsWhatItWrote(t *testing.T) {
 					row[k] = time.Unix(int64(i), 0)
 				case arrow.STRING:
 					row[k] = fmt.Sprintf("%s-%d", c.Name, i)
+					if tb.table == schema.Runs { // incompressible: megabytes of file
+						rand.Read(noise)
+						row[k] = hex.EncodeToString(noise)
+					}
 				case arrow.LIST:
 					row[k] = []string{c.Name}
 				}
@@ -345,8 +353,11 @@ func TestStageSumsWhatItWrote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 2 {
+	if len(files) != 3 {
 		t.Fatalf("files %+v", files)
+	}
+	if n := st.files[schema.Runs.Name].out.off; n < writeBackEvery {
+		t.Fatalf("the large table is %d bytes, under %d: not written back as written", n, writeBackEvery)
 	}
 	for _, f := range files {
 		sum, size, err := hashFile(filepath.Join(st.Dir, f.Table+".parquet"))
