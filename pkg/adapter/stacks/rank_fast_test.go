@@ -112,6 +112,41 @@ func TestSortNodes(t *testing.T) {
 	}
 }
 
+// TestSortRankKeys: keys placed by tail (those without self) and sorted
+// (the rest) come in rankKey.compare's order, with runs of one name, ties
+// of self and inclusive values, a subset of the tails, and all or none of
+// the keys without self.
+func TestSortRankKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	defer func(n int) { minPlaced = n }(minPlaced)
+	minPlaced = 0
+	for _, tc := range []struct {
+		n         int
+		zeroShare float64
+		nameRun   int
+		keepShare float64
+	}{{0, 0.5, 1, 1}, {1, 1, 1, 1}, {5000, 0.7, 3, 1}, {5000, 0.99, 1, 0.5}, {5000, 1, 4, 0.8}, {5000, 0, 2, 1}} {
+		var keys []rankKey
+		for tail := range tc.n {
+			if rng.Float64() >= tc.keepShare {
+				continue
+			}
+			k := rankKey{name: int32(tail / tc.nameRun), tail: int32(tail), incl: rng.Int64N(5), e: int32(len(keys))}
+			if rng.Float64() >= tc.zeroShare {
+				k.self = 1 + rng.Int64N(20)
+			}
+			keys = append(keys, k)
+		}
+		rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+		want := slices.Clone(keys)
+		slices.SortFunc(want, rankKey.compare)
+		sortRankKeys(keys, tc.n)
+		if !slices.Equal(keys, want) {
+			t.Errorf("%+v: placed by tail, the keys differ from a sort", tc)
+		}
+	}
+}
+
 // TestHeaviest: the heap's k heaviest are a stable sort's first k, ties
 // included, for every k around the number of keys.
 func TestHeaviest(t *testing.T) {
