@@ -181,9 +181,28 @@ blocks = 2
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// The trial has started once its run records the workload as its
+	// child: the workload writes child.pid as it starts, and the broker
+	// records it just after (OnStart). A kill between the two leaves
+	// recovery nothing to find; that window is not what these tests test,
+	// and a loaded machine widens it.
 	pidFile := filepath.Join(dir, "child.pid")
+	recorded := func() bool {
+		b, err := os.ReadFile(pidFile)
+		pid := strings.TrimSpace(string(b))
+		if err != nil || pid == "" {
+			return false
+		}
+		children, _ := filepath.Glob(filepath.Join(dir, ".diagnostics", "runs", "*", "child.json"))
+		for _, c := range children {
+			if b, err := os.ReadFile(c); err == nil && strings.Contains(string(b), `"pid":`+pid+`,`) {
+				return true
+			}
+		}
+		return false
+	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(pidFile); err == nil {
+		if recorded() {
 			return dir, cmd, pidFile
 		}
 		if time.Now().After(deadline) {
