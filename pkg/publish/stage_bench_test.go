@@ -3,6 +3,7 @@ package publish
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,7 +24,6 @@ func BenchmarkStageFinish(b *testing.B) {
 	if dir == "" {
 		dir = b.TempDir()
 	}
-	noise := make([]byte, 512)
 	for b.Loop() {
 		b.StopTimer()
 		root, err := os.MkdirTemp(dir, "stage-bench-")
@@ -41,25 +41,8 @@ func BenchmarkStageFinish(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cols := w.Table().Columns[schema.NumCommon:]
 		for i := range 120000 { // ~64 MiB: 1,024 hex digits a row in one column
-			row := make([]any, len(cols))
-			noisy := false
-			for k, c := range cols {
-				switch c.Type.ID() {
-				case arrow.UINT64, arrow.INT64, arrow.INT32:
-					row[k] = i
-				case arrow.TIMESTAMP:
-					row[k] = time.Unix(int64(i), 0)
-				case arrow.STRING:
-					row[k] = c.Name
-					if !noisy {
-						rand.Read(noise)
-						row[k], noisy = hex.EncodeToString(noise), true
-					}
-				}
-			}
-			if err := w.AppendRow(row); err != nil {
+			if err := w.AppendRow(stageRow(w.Table(), i, 1)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -74,4 +57,30 @@ func BenchmarkStageFinish(b *testing.B) {
 		os.RemoveAll(root)
 		b.StartTimer()
 	}
+}
+
+// stageRow is row i of table t's own columns: numbers and times from i,
+// strings named after their column, except that the first noisy string
+// columns hold 1,024 random hex digits (incompressible).
+func stageRow(t *schema.Table, i, noisy int) []any {
+	cols := t.Columns[schema.NumCommon:]
+	row := make([]any, len(cols))
+	for k, c := range cols {
+		switch c.Type.ID() {
+		case arrow.UINT64, arrow.INT64, arrow.INT32:
+			row[k] = i
+		case arrow.TIMESTAMP:
+			row[k] = time.Unix(int64(i), 0)
+		case arrow.STRING:
+			row[k] = fmt.Sprintf("%s-%d", c.Name, i)
+			if noisy > 0 {
+				noise := make([]byte, 512)
+				rand.Read(noise)
+				row[k], noisy = hex.EncodeToString(noise), noisy-1
+			}
+		case arrow.LIST:
+			row[k] = []string{c.Name}
+		}
+	}
+	return row
 }
