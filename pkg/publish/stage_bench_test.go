@@ -15,7 +15,7 @@ import (
 )
 
 // BenchmarkStageFinish is Stage.Finish (close, fsync and hash) of a
-// generation whose one table is 64 MiB of incompressible strings, in the
+// generation whose one table is 67 MiB, mostly incompressible strings, in the
 // workspace directory FLAMEOX_BENCH_DIR names (a disk, not the test's
 // tmpfs; default the test's temporary directory). Writing the rows is
 // not timed (docs/performance.md, "Profiles with 10^6 locations").
@@ -41,7 +41,7 @@ func BenchmarkStageFinish(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for i := range 120000 { // ~64 MiB: 1,024 hex digits a row in one column
+		for i := range 120000 { // 67 MiB: 1,024 hex digits a row in one column
 			if err := w.AppendRow(stageRow(w.Table(), i, 1)); err != nil {
 				b.Fatal(err)
 			}
