@@ -131,12 +131,13 @@ func (s *Stage) Finish() ([]corpus.GenerationFile, error) {
 			var hashErr error
 			var hashed sync.WaitGroup
 			hash := func() { sums[i], sizes[i], hashErr = hashFile(sf.f.Name()) }
-			if sf.out.off >= writeBackEvery {
+			large := sf.out.off >= writeBackEvery
+			if large {
 				hashed.Go(hash)
 			}
 			err = sf.f.Sync()
 			hashed.Wait()
-			if err == nil && sf.out.off < writeBackEvery {
+			if err == nil && !large {
 				hash()
 			}
 			if err != nil {

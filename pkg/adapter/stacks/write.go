@@ -256,10 +256,11 @@ func (x *extraction) measurements(sink adapter.Sink, ids []string, r *ranking, r
 	// Every metric's first ranks, by rank, in row groups of their own (the
 	// first firstRows, then the rest of the topRows); then the rest by
 	// frame, so that each frame id appears once in that row group's
-	// dictionary. A group ends only when other ranks follow it.
+	// dictionary. A group ends only when other ranks follow it: a metric,
+	// thread and process ranks as many frames as it has values (nframes).
 	beyond := func(n int) bool {
-		return slices.ContainsFunc(r.rank, func(rk []int32) bool {
-			return slices.ContainsFunc(rk, func(v int32) bool { return v > int32(n) })
+		return slices.ContainsFunc(r.nframes, func(byType []int64) bool {
+			return slices.ContainsFunc(byType, func(v int64) bool { return v > int64(n) })
 		})
 	}
 	for _, tier := range [][2]int{{0, firstRows}, {firstRows, topRows}} {
