@@ -398,7 +398,7 @@ func fromPprof(pp *profile.Profile, f Format) (*Profile, error) {
 	// pprof's decoder accepts what its own consistency check refuses (a
 	// location with the reserved id 0, a sample of the wrong length): such
 	// a profile would be stored as if it were readable.
-	if err := pp.CheckValid(); err != nil {
+	if err := checkValid(pp); err != nil {
 		return nil, failf(f, 0, "profile is not consistent: %v", err)
 	}
 	out := &Profile{P: pp, Format: f, Producer: pprofProducer(pp), checked: true}
