@@ -56,9 +56,10 @@ type extraction struct {
 	in       adapter.ExtractInput
 	prof     *profile.Profile
 	p        *gprof.Profile
-	g        *profile.Graph
-	nodes    aggTable // key: node a in tp; entries in key order
-	edges    aggTable // key: caller a -> callee b in tp
+	g        *profile.Graph // until the write starts (nodes then)
+	info     nodeTable      // the graph's nodes, from the write on
+	nodes    aggTable       // key: node a in tp; entries in key order
+	edges    aggTable       // key: caller a -> callee b in tp
 	stacks   stackTable
 	totals   map[[2]string][]int64 // (thread, process) -> total per type
 	nsamples map[[2]string][]int64
@@ -271,7 +272,7 @@ func (x *extraction) inlineLabels() (full []bool, into inlinedInto) {
 		p.plain = p.plain || bits&2 != 0
 		p.weight += x.edges.incl(int32(e))[dt]
 	}
-	n := len(x.g.Nodes)
+	n := x.info.len()
 	full = make([]bool, n)
 	plain := make([]bool, n)
 	into.start = make([]int32, n+1)
@@ -398,8 +399,11 @@ func (h *hasher) id() string {
 	return string(h.hex)
 }
 
-func language(n profile.Node) string {
-	switch strings.ToLower(filepath.Ext(n.File)) {
+func language(n profile.Node) string { return languageOf(n.File) }
+
+// languageOf is the language of a source file, by its extension.
+func languageOf(file string) string {
+	switch strings.ToLower(filepath.Ext(file)) {
 	case ".go":
 		return "go"
 	case ".py":

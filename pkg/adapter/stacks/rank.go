@@ -137,7 +137,7 @@ var alwaysMerge = false
 // rank builds the ranking of x's node aggregates; ids are the nodes'
 // frame ids.
 func (x *extraction) rank(ids []string) *ranking {
-	nt, nn, ntp := len(x.p.SampleType), len(x.g.Nodes), len(x.tps)
+	nt, nn, ntp := len(x.p.SampleType), x.info.len(), len(x.tps)
 	r := &ranking{canon: make([]int32, nn), index: make([]int32, nn), merged: newAggTable(nt)}
 	used := make([]bool, nn)
 	for _, k := range x.nodes.keys {
@@ -244,7 +244,7 @@ func (x *extraction) rankMetric(r *ranking, t int) {
 		if v := cmp.Or(abs(s), abs(in)); r.minValue[k.tp][t] == 0 || v < r.minValue[k.tp][t] {
 			r.minValue[k.tp][t] = v
 		}
-		if !x.g.Nodes[k.a].Unsymbolized {
+		if !x.info.unsymbolized(k.a) {
 			r.symbolized[k.tp][t] += abs(s)
 		}
 	}
@@ -310,25 +310,25 @@ func canonicalBy[K comparable](r *ranking, used []bool, key func(int) K, same fu
 func (x *extraction) sortKeys(r *ranking, canonical []int32, ids []string) {
 	nodes := slices.Clone(canonical)
 	sortNodes(nodes, func(a, b int32) int {
-		na, nb := &x.g.Nodes[a], &x.g.Nodes[b]
-		if c := strings.Compare(na.Name, nb.Name); c != 0 {
+		if c := strings.Compare(x.info.nameOf(a), x.info.nameOf(b)); c != 0 {
 			return c
 		}
-		if (na.Module == "") != (nb.Module == "") {
-			if na.Module == "" {
+		ma, mb := x.info.module(a), x.info.module(b)
+		if (ma == "") != (mb == "") {
+			if ma == "" {
 				return 1
 			}
 			return -1
 		}
-		if c := strings.Compare(na.Module, nb.Module); c != 0 {
+		if c := strings.Compare(ma, mb); c != 0 {
 			return c
 		}
 		return strings.Compare(ids[a], ids[b])
 	})
-	r.name, r.tail = make([]int32, len(x.g.Nodes)), make([]int32, len(x.g.Nodes))
+	r.name, r.tail = make([]int32, x.info.len()), make([]int32, x.info.len())
 	name := int32(0)
 	for i, n := range nodes {
-		if i > 0 && x.g.Nodes[n].Name != x.g.Nodes[nodes[i-1]].Name {
+		if i > 0 && x.info.nameOf(n) != x.info.nameOf(nodes[i-1]) {
 			name++
 		}
 		r.name[n], r.tail[n] = name, int32(i)

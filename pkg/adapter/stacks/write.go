@@ -13,7 +13,6 @@ import (
 
 	"github.com/flameox/flameox/pkg/adapter"
 	"github.com/flameox/flameox/pkg/evidence/schema"
-	"github.com/flameox/flameox/pkg/profile"
 )
 
 // write emits frames, frame_measurements, the profile totals
@@ -32,6 +31,9 @@ import (
 func (x *extraction) write(sink adapter.Sink) (*adapter.Extraction, error) {
 	res := &adapter.Extraction{Extractor: ExtractorName, Version: ExtractorVersion, Rows: map[string]int64{}, Limitations: x.lim}
 	ids := x.frameIDs()
+	// The graph's last use was the ids: what the ranking and the frames
+	// read of its nodes goes on without it (nodeTable).
+	x.info, x.g = newNodeTable(x.g.Nodes), nil
 	ew, err := sink.Table(schema.CallEdges)
 	if err != nil {
 		return nil, err
@@ -92,10 +94,10 @@ func (x *extraction) ranked(sink adapter.Sink, ids []string, res *adapter.Extrac
 	if err := x.frames(sink, ids, r, res); err != nil {
 		return err
 	}
-	// The frames were the graph's last use (the call edges and stacks
-	// never read it): its nodes and their strings go before the
+	// The frames were the nodes' last use (the call edges and stacks
+	// never read them): they and their strings go before the
 	// measurements are written beside the call edges.
-	x.g = nil
+	x.info = nodeTable{}
 	if err := x.measurements(sink, ids, r, res); err != nil {
 		return err
 	}
@@ -158,10 +160,11 @@ func (x *extraction) frames(sink adapter.Sink, ids []string, r *ranking, res *ad
 	// one map lookup per frame, rather than as strings that the Parquet
 	// writer would hash into its dictionary row by row on the goroutine
 	// that encodes the table, which a 10^6-frame profile's frames wait on.
-	lang, mod, file, build := interned(r.frames, func(n *profile.Node) string { return language(*n) }, x.g.Nodes),
-		interned(r.frames, func(n *profile.Node) string { return n.Module }, x.g.Nodes),
-		interned(r.frames, func(n *profile.Node) string { return n.File }, x.g.Nodes),
-		interned(r.frames, func(n *profile.Node) string { return n.BuildID }, x.g.Nodes)
+	nodes := &x.info
+	lang, mod, file, build := interned(r.frames, func(i int32) string { return languageOf(nodes.fileOf(i)) }),
+		interned(r.frames, nodes.module),
+		interned(r.frames, nodes.fileOf),
+		interned(r.frames, nodes.buildID)
 	langCol, modCol, fileCol, buildCol := w.DictStringCol("language", lang.dict), w.DictStringCol("module", mod.dict),
 		w.DictStringCol("file", file.dict), w.DictStringCol("build_id", build.dict)
 	sym := w.DictStringCol("symbolization", []string{"full", "none"})
@@ -181,24 +184,23 @@ func (x *extraction) frames(sink adapter.Sink, ids []string, r *ranking, res *ad
 				return err
 			}
 		}
-		n := &x.g.Nodes[i]
 		c.id.Append(ids[i])
 		lang.append(langCol, pos)
-		c.fn.Append(n.Name) // unsymbolized: "[module]" or "<unknown>", as pprof prints it
-		if n.Unsymbolized {
+		c.fn.Append(nodes.nameOf(i)) // unsymbolized: "[module]" or "<unknown>", as pprof prints it
+		if nodes.unsymbolized(i) {
 			sym.Append(1)
 		} else {
 			sym.Append(0)
 		}
-		c.sys.AppendOrNull(n.SystemName)
+		c.sys.AppendOrNull(nodes.systemName(i))
 		mod.append(modCol, pos)
 		file.append(fileCol, pos)
 		build.append(buildCol, pos)
 		c.src.AppendNull()
 		line.AppendNull()
 		col.AppendNull()
-		if n.StartLine > 0 {
-			start.Append(int32(n.StartLine))
+		if sl := nodes.startLine(i); sl > 0 {
+			start.Append(int32(sl))
 		} else {
 			start.AppendNull()
 		}
@@ -536,11 +538,11 @@ type interning struct {
 }
 
 // interned interns value(node) of each of frames.
-func interned(frames []int32, value func(*profile.Node) string, nodes []profile.Node) interning {
+func interned(frames []int32, value func(int32) string) interning {
 	in := interning{at: make([]int32, len(frames))}
 	index := map[string]int32{}
 	for pos, i := range frames {
-		v := value(&nodes[i])
+		v := value(i)
 		if v == "" {
 			in.at[pos] = -1
 			continue

@@ -173,3 +173,66 @@ func TestFrameIDsText(t *testing.T) {
 
 // digestID is the id "sha256:<hex>" of a digest, formatted the plain way.
 func digestID(d [sha256.Size]byte) string { return "sha256:" + hex.EncodeToString(d[:]) }
+
+// TestNodeTableSame: the nodes copied into a nodeTable (a graph of
+// flatNodes nodes or more) give the rows, row counts and limitations of
+// the graph's own nodes, on pprof, perf-script and speedscope input.
+func TestNodeTableSame(t *testing.T) {
+	for _, name := range []string{"google-pprof__large.cpu.pb.gz", "parca__alloc_objects.pb.gz", "parca__profile-with-labels.pb.gz",
+		"parca__fgprof.pb.gz", "speedscope__rust-mangled.linux-perf.txt", "self-driving-sim__py-spy-0.4.1.speedscope.json"} {
+		t.Run(name, func(t *testing.T) {
+			path := "../../profile/testdata/" + name
+			kept, keptRes := extractRows(t, path)
+			defer func(n int) { flatNodes = n }(flatNodes)
+			flatNodes = 0
+			copied, copiedRes := extractRows(t, path)
+			for table, want := range kept {
+				if !reflect.DeepEqual(copied[table], want) {
+					t.Errorf("%s: %d rows from copied nodes differ from %d from the graph's", table, len(copied[table]), len(want))
+				}
+			}
+			if !reflect.DeepEqual(copiedRes, keptRes) {
+				t.Errorf("extraction result %+v, from the graph's nodes %+v", copiedRes, keptRes)
+			}
+			if len(kept["frames"]) == 0 {
+				t.Fatal("no frames to compare")
+			}
+		})
+	}
+}
+
+// TestNewNodeTable: every field of every node reads back from the copy,
+// with system names apart from or equal to names, files shared by
+// address or only by value, a substring of another file, and nodes
+// without file, module or build id.
+func TestNewNodeTable(t *testing.T) {
+	file := "src/pkg/a.go"
+	nodes := []profile.Node{
+		{Name: "main", SystemName: "main", File: file, StartLine: 3, Module: "/bin/a", BuildID: "b1"},
+		{Name: "f", SystemName: "_Z1fv", File: file, Module: "/bin/a", BuildID: "b1"},
+		{Name: "g", File: string([]byte(file)), StartLine: 9, Module: "/lib/c.so"},
+		{Name: "h", File: file[:7]},
+		{Name: "[c.so]", Module: "/lib/c.so", Unsymbolized: true},
+		{Name: "<unknown>", Unsymbolized: true},
+		{Name: "", SystemName: "x"},
+	}
+	defer func(n int) { flatNodes = n }(flatNodes)
+	for _, limit := range []int{1 << 30, 0} {
+		flatNodes = limit
+		tab := newNodeTable(nodes)
+		if copied := tab.nodes == nil; copied != (limit == 0) {
+			t.Fatalf("flatNodes %d: copied = %v", limit, copied)
+		}
+		if tab.len() != len(nodes) {
+			t.Fatalf("len %d, want %d", tab.len(), len(nodes))
+		}
+		for i, n := range nodes {
+			i := int32(i)
+			got := profile.Node{Name: tab.nameOf(i), SystemName: tab.systemName(i), File: tab.fileOf(i), StartLine: tab.startLine(i),
+				Module: tab.module(i), BuildID: tab.buildID(i), Unsymbolized: tab.unsymbolized(i)}
+			if got != n {
+				t.Errorf("flatNodes %d, node %d: %+v, want %+v", limit, i, got, n)
+			}
+		}
+	}
+}
