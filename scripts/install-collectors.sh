@@ -14,6 +14,7 @@ apt_packages=(
   gcc                   # cgo (DuckDB) and the C workloads the memory tests build
   strace                # the security suite's no-network check (pkg/internal/securitytest; unshare is util-linux), scripts/bench/capture-profile.sh
   xz-utils              # scripts/bench/perf-xz.sh's workload (xz -9)
+  time                  # /usr/bin/time: peak RSS in scripts/bench (hotspots.sh, perf-xz.sh, import-gc.sh, ...)
 )
 pip_packages=(
   pyperf==2.11.0        # benchmark adapter (pkg/adapter/pyperf.Version)
