@@ -59,6 +59,10 @@
 // flag (prctl refused) orphans go to init and are neither killed nor
 // counted; closing that gap takes a pid namespace or a cgroup (the
 // containment the spec leaves to Bubblewrap or systemd). If flameox itself
-// is killed, its children are not. Descriptors a C library opened without
+// is killed, its child gets SIGKILL with it (Pdeathsig; the thread that
+// started the child is held until the child exits, since the kernel sends
+// the signal when that thread ends), but the child's own descendants live
+// on in its process group until recovery kills them (pkg/lease.KillGroup).
+// Descriptors a C library opened without
 // O_CLOEXEC would be inherited.
 package broker

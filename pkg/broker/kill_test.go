@@ -3,6 +3,8 @@ package broker
 import (
 	"context"
 	"os"
+	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 	"unsafe"
@@ -186,4 +188,47 @@ func TestOnStartPanic(t *testing.T) {
 	if pid == 0 || exists(pid, "/bin/sleep 1000") {
 		t.Errorf("child %d survived a panicking OnStart", pid)
 	}
+}
+
+// holdInOnStart runs a workload whose OnStart writes the child's pid to
+// file and never returns: the broker of TestKilledBeforeRecord, which is
+// killed while it holds.
+func holdInOnStart(file string) {
+	Run(context.Background(), Spec{Argv: []string{"/bin/sleep", "1000"}, Env: testEnv, OnStart: func(pid int) {
+		os.WriteFile(file, []byte(strconv.Itoa(pid)), 0o600)
+		select {}
+	}})
+	os.Exit(3)
+}
+
+// TestKilledBeforeRecord: a broker killed outright before OnStart has
+// recorded its child (where a capture writes child.json) takes the child
+// with it, so that no workload is left that recovery cannot find.
+func TestKilledBeforeRecord(t *testing.T) {
+	becomeSubreaper() // the orphaned child comes to this process, which reaps it
+	pidFile := tempFile(t, "child.pid")
+	os.Remove(pidFile)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "FLAMEOX_BROKER_HOLD="+pidFile)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := pollPid(pidFile)
+	if pid == 0 {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("the broker never started its child")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for running(pid, "/bin/sleep 1000") {
+		if time.Now().After(deadline) {
+			unix.Kill(pid, unix.SIGKILL)
+			unix.Wait4(pid, nil, 0, nil)
+			t.Fatalf("child %d outlived its killed broker", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	unix.Wait4(pid, nil, 0, nil) // a zombie of ours now
 }

@@ -18,6 +18,9 @@ import (
 // zombie) is left once every test has run: with the subreaper set, every
 // orphan of every test ends up as our child, so this sees all leaks.
 func TestMain(m *testing.M) {
+	if f := os.Getenv("FLAMEOX_BROKER_HOLD"); f != "" {
+		holdInOnStart(f) // TestKilledBeforeRecord's broker
+	}
 	code := m.Run()
 	if left := ourChildren(); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "leaked child processes: %v\n", left)

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"syscall"
@@ -64,12 +65,43 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	// an orphan to any other run's scan; spawning keeps scans out of that
 	// window (see tree.scan).
 	spawning.RLock()
-	pid, err := syscall.ForkExec(p.path, spec.Argv, &syscall.ProcAttr{
-		Dir:   p.dir,
-		Env:   spec.Env, // nil stays empty: syscall does not substitute os.Environ
-		Files: []uintptr{stdin.Fd(), outW.Fd(), errW.Fd()},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
-	})
+	// The child is started, and waited for, on one goroutine locked to its
+	// thread, and gets SIGKILL when that thread dies (Pdeathsig): a
+	// flameox killed outright takes its workload with it. Without it, a
+	// kill between the fork and OnStart's record of the child left a
+	// workload that recovery could not find (docs/safety.md). The kernel
+	// sends the signal when the creating thread ends, not the process, so
+	// the thread is held until the child has exited.
+	type started struct {
+		pid int
+		err error
+	}
+	startc := make(chan started, 1)
+	done := make(chan struct{})
+	var wall time.Duration
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		pid, err := syscall.ForkExec(p.path, spec.Argv, &syscall.ProcAttr{
+			Dir:   p.dir,
+			Env:   spec.Env, // nil stays empty: syscall does not substitute os.Environ
+			Files: []uintptr{stdin.Fd(), outW.Fd(), errW.Fd()},
+			Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		})
+		startc <- started{pid, err}
+		if err != nil {
+			return
+		}
+		// WNOWAIT leaves the child a zombie: its pid and process group stay
+		// reserved until the tree is cleaned up and wait4 below reaps it.
+		var info unix.Siginfo
+		for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+		}
+		wall = time.Since(res.Start)
+		close(done)
+	}()
+	st := <-startc
+	pid, err := st.pid, st.err
 	if ownStdin {
 		stdin.Close()
 	}
@@ -90,17 +122,6 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	out := startCapture(outR, spec.Stdout, p.StdoutLimit, outRed)
 	errc := startCapture(errR, spec.Stderr, p.StderrLimit, errRed)
 
-	done := make(chan struct{})
-	var wall time.Duration
-	go func() {
-		// WNOWAIT leaves the child a zombie: its pid and process group stay
-		// reserved until the tree is cleaned up and wait4 below reaps it.
-		var info unix.Siginfo
-		for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
-		}
-		wall = time.Since(res.Start)
-		close(done)
-	}()
 	watchDepth := -1
 	if len(spec.WatchArgv) > 0 && spec.WorkloadDepth > 0 {
 		watchDepth = spec.WorkloadDepth

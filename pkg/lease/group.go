@@ -11,8 +11,9 @@ import (
 
 // KillGroup sends SIGKILL to every process still in the process group that
 // leader led: the broker starts each workload as the leader of its own
-// group, and when the flameox that started it is killed, the workload is
-// not. Recovery calls it before closing the run of a dead owner. It returns
+// group, and when the flameox that started it is killed, the leader gets
+// SIGKILL with it but what it started lives on in the group. Recovery
+// calls it before closing the run of a dead owner. It returns
 // how many processes were signalled.
 //
 // A pid alone is never trusted. The group id is used only while the leader
