@@ -221,7 +221,7 @@ func Parse(r io.Reader, opts Options) (*Profile, error) {
 	if p.checked {
 		return p, nil
 	}
-	if err := p.P.CheckValid(); err != nil {
+	if err := checkValid(p.P); err != nil {
 		return nil, &ParseError{Format: p.Format, Offset: -1, Err: err, Reason: "invalid result: " + err.Error()}
 	}
 	return p, nil

@@ -9,6 +9,8 @@
 # same size (store only: copy, hash, run manifest). The difference between
 # the text and the opaque import is extraction and publication; the target
 # is that difference <= 50% of `perf script` alone.
+# With OLD_BIN=<dir>, that build's import of the text runs in the same
+# rounds (before/after).
 # Usage: scripts/bench/perf-xz.sh [BIN_DIR]   (ROUNDS=5 by default)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,10 +43,11 @@ samples=$(grep -c 'cpu-clock' perf.script.txt || true)
 echo "samples: $samples; perf.data $(stat -c %s "$data") bytes; perf script text $(stat -c %s perf.script.txt) bytes"
 fields=comm,pid,tid,time,period,event,ip,sym,dso   # pkg/adapter/perf ScriptFields
 mkdir imp
+cmds=("sh -c 'perf script -i $data -F $fields > /dev/null'"
+  "sh -c 'cd $work/imp && $bin/flameox import ../perf.script.txt'"
+  "sh -c 'cd $work/imp && GOMAXPROCS=1 $bin/flameox import ../perf.script.txt'"
+  "sh -c 'cd $work/imp && $bin/flameox import ../opaque.bin'")
+if [ -n "${OLD_BIN:-}" ]; then cmds+=("sh -c 'cd $work/imp && $OLD_BIN/flameox import ../perf.script.txt'"); fi
 python3 "$here/scripts/bench/rounds.py" --rounds "${ROUNDS:-5}" --warmup 1 \
   --title "perf path on xz -9 ($samples samples)" \
-  --setup "rm -rf $work/imp && mkdir $work/imp && cd $work/imp && $bin/flameox init" \
-  "sh -c 'perf script -i $data -F $fields > /dev/null'" \
-  "sh -c 'cd $work/imp && $bin/flameox import ../perf.script.txt'" \
-  "sh -c 'cd $work/imp && GOMAXPROCS=1 $bin/flameox import ../perf.script.txt'" \
-  "sh -c 'cd $work/imp && $bin/flameox import ../opaque.bin'"
+  --setup "rm -rf $work/imp && mkdir $work/imp && cd $work/imp && $bin/flameox init" "${cmds[@]}"
