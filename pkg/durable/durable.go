@@ -67,10 +67,12 @@ func CreateExclusive(path string, data []byte, perm fs.FileMode) error {
 // CreateExclusiveAlias is CreateExclusive plus a second name: after path
 // is created, alias is atomically replaced by another link to the same
 // bytes (a projection of the newest of several immutable files). The data
-// is synced once, and the two directories are synced after both names
-// exist, so the second sync finds the journal already committed. The
-// directories in alsoSync (say, the parent of a directory just created for
-// path) are synced last, with the same effect.
+// is synced once, and path's directory after both names exist. The
+// alias's directory is not synced: the alias is derived, and its readers
+// must fall back to path's kind when it is stale (pkg/run: readers read
+// the newest revision; recovery rebuilds the projection). The directories
+// in alsoSync (say, the alias's, or the parent of a directory just
+// created for path) are synced last.
 func CreateExclusiveAlias(path, alias string, data []byte, perm fs.FileMode, alsoSync ...string) error {
 	name, err := writeTemp(path, data, perm, true)
 	if err != nil {
@@ -83,7 +85,7 @@ func CreateExclusiveAlias(path, alias string, data []byte, perm fs.FileMode, als
 	if err := os.Rename(name, alias); err != nil {
 		return fmt.Errorf("rename into %s: %w", alias, err)
 	}
-	return SyncDirs(append([]string{filepath.Dir(path), filepath.Dir(alias)}, alsoSync...)...)
+	return SyncDirs(append([]string{filepath.Dir(path)}, alsoSync...)...)
 }
 
 // WriteSynced creates path (which must not exist) with data and fsyncs

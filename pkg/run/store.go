@@ -77,8 +77,9 @@ func (s *Store) Create(m Manifest) error {
 		os.RemoveAll(dir)
 		return fmt.Errorf("create revisions directory: %w", err)
 	}
-	// runs/ is synced together with the first revision's directories.
-	err := s.write(m, filepath.Dir(dir))
+	// The new run directory (it holds revisions/) and runs/ are synced
+	// with the first revision's directory.
+	err := s.write(m, dir, filepath.Dir(dir))
 	if _, serr := os.Lstat(filepath.Join(dir, "revisions", revisionName(0))); err != nil && errors.Is(serr, fs.ErrNotExist) {
 		// No revision 0 (a full disk, say): leave no run directory that
 		// holds nothing, or every status would warn about it.
@@ -114,6 +115,9 @@ func (s *Store) Append(prev *Manifest, next Manifest) error {
 	if cur.Revision != prev.Revision {
 		return fault.New(fault.RevisionConflict, "run %s is at revision %d, not %d", prev.RunID, cur.Revision, prev.Revision).ForRun(prev.RunID).Retry()
 	}
+	// Only the revisions directory is synced: the run directory changes
+	// by its projection alone, which a crash may leave stale (readers read
+	// the newest revision; recovery rebuilds it).
 	return s.write(next)
 }
 
