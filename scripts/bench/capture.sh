@@ -33,15 +33,19 @@ fi
 cd "$work"
 # Rounds are interleaved (every command once per round, in turn), so the
 # drift of a shared machine's speed over minutes hits every command alike;
-# hyperfine runs one command's runs back to back.
+# hyperfine runs one command's runs back to back. ORDER=turn turns the
+# order round every other round (A B, B A, ...): in the fixed order the
+# capture of `sleep 1` always starts after the direct `sleep 1`, on a
+# machine that has idled for a second.
 python3 - "${cmds[@]}" --- "${slow[@]}" <<'PY'
-import shlex, statistics, subprocess, sys, time
+import os, shlex, statistics, subprocess, sys, time
+turn = os.environ.get("ORDER") == "turn"
 args = sys.argv[1:]
 split = args.index("---")
 for cmds, rounds, warm in ((args[:split], 40, 3), (args[split + 1:], 10, 1)):
     times = {c: [] for c in cmds}
     for r in range(warm + rounds):
-        for c in cmds:
+        for c in (cmds[::-1] if turn and r % 2 else cmds):
             t = time.perf_counter()
             subprocess.run(shlex.split(c), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
             if r >= warm:
