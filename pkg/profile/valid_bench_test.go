@@ -15,15 +15,7 @@ func BenchmarkCheckValid(b *testing.B) {
 	if path == "" {
 		b.Skip("FLAMEOX_BENCH_PROFILE names no profile")
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := profile.Parse(f)
-	f.Close()
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := parseFile(b, path).P
 	for _, c := range []struct {
 		name  string
 		check func(*profile.Profile) error

@@ -31,6 +31,26 @@ func extractRows(t *testing.T, path string) (map[string][]map[string]any, *adapt
 	return rows, res
 }
 
+// sameExtraction extracts path, then again with *threshold set to 0, and
+// fails where a table's rows or the extraction result differ; it returns
+// the first extraction's rows. with and without name the two in errors.
+func sameExtraction(t *testing.T, path string, threshold *int, with, without string) map[string][]map[string]any {
+	t.Helper()
+	before, beforeRes := extractRows(t, path)
+	defer func(n int) { *threshold = n }(*threshold)
+	*threshold = 0
+	after, afterRes := extractRows(t, path)
+	for table, want := range before {
+		if !reflect.DeepEqual(after[table], want) {
+			t.Errorf("%s: %d rows %s differ from %d %s", table, len(after[table]), with, len(want), without)
+		}
+	}
+	if !reflect.DeepEqual(afterRes, beforeRes) {
+		t.Errorf("extraction result %s %+v, %s %+v", with, afterRes, without, beforeRes)
+	}
+	return before
+}
+
 // TestConcurrentTablesSame: the call edges and stacks written on their own
 // goroutine, beside the other tables (a profile with concurrentEdges call
 // edges or more), are the rows written one table after another, and so
@@ -38,19 +58,7 @@ func extractRows(t *testing.T, path string) (map[string][]map[string]any, *adapt
 func TestConcurrentTablesSame(t *testing.T) {
 	for _, name := range []string{"google-pprof__large.cpu.pb.gz", "parca__alloc_objects.pb.gz", "parca__profile-with-labels.pb.gz"} {
 		t.Run(name, func(t *testing.T) {
-			path := "../../profile/testdata/" + name
-			serial, serialRes := extractRows(t, path)
-			defer func(n int) { concurrentEdges = n }(concurrentEdges)
-			concurrentEdges = 0
-			both, bothRes := extractRows(t, path)
-			for table, want := range serial {
-				if !reflect.DeepEqual(both[table], want) {
-					t.Errorf("%s: %d rows written beside the others differ from %d written alone", table, len(both[table]), len(want))
-				}
-			}
-			if !reflect.DeepEqual(bothRes, serialRes) {
-				t.Errorf("extraction result %+v, written alone %+v", bothRes, serialRes)
-			}
+			serial := sameExtraction(t, "../../profile/testdata/"+name, &concurrentEdges, "written beside the others", "written alone")
 			if len(serial["call_edges"]) == 0 || len(serial["stacks"]) == 0 {
 				t.Fatalf("no call edges or stacks to compare")
 			}
@@ -181,19 +189,7 @@ func TestNodeTableSame(t *testing.T) {
 	for _, name := range []string{"google-pprof__large.cpu.pb.gz", "parca__alloc_objects.pb.gz", "parca__profile-with-labels.pb.gz",
 		"parca__fgprof.pb.gz", "speedscope__rust-mangled.linux-perf.txt", "self-driving-sim__py-spy-0.4.1.speedscope.json"} {
 		t.Run(name, func(t *testing.T) {
-			path := "../../profile/testdata/" + name
-			kept, keptRes := extractRows(t, path)
-			defer func(n int) { flatNodes = n }(flatNodes)
-			flatNodes = 0
-			copied, copiedRes := extractRows(t, path)
-			for table, want := range kept {
-				if !reflect.DeepEqual(copied[table], want) {
-					t.Errorf("%s: %d rows from copied nodes differ from %d from the graph's", table, len(copied[table]), len(want))
-				}
-			}
-			if !reflect.DeepEqual(copiedRes, keptRes) {
-				t.Errorf("extraction result %+v, from the graph's nodes %+v", copiedRes, keptRes)
-			}
+			kept := sameExtraction(t, "../../profile/testdata/"+name, &flatNodes, "from copied nodes", "from the graph's")
 			if len(kept["frames"]) == 0 {
 				t.Fatal("no frames to compare")
 			}
