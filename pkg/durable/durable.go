@@ -68,11 +68,11 @@ func CreateExclusive(path string, data []byte, perm fs.FileMode) error {
 // is created, alias is atomically replaced by another link to the same
 // bytes (a projection of the newest of several immutable files). The data
 // is synced once, and path's directory after both names exist. The
-// alias's directory is not synced: the alias is derived, and its readers
-// must fall back to path's kind when it is stale (pkg/run: readers read
-// the newest revision; recovery rebuilds the projection). The directories
-// in alsoSync (say, the alias's, or the parent of a directory just
-// created for path) are synced last.
+// alias's directory is not synced: the alias is derived, a crash may
+// leave the old one, and its readers must not trust it over path (pkg/run
+// reads the newest revision; recovery rebuilds the projection). The
+// directories in alsoSync (say, the alias's, or the parent of a directory
+// just created for path) are synced last.
 func CreateExclusiveAlias(path, alias string, data []byte, perm fs.FileMode, alsoSync ...string) error {
 	name, err := writeTemp(path, data, perm, true)
 	if err != nil {
