@@ -25,7 +25,7 @@ type nodeTable struct {
 	sys   []span // sys[i] == name[i] when they are the same string
 	file  []span
 	mod   []int32 // index into mods, -1 for none
-	build []int32 // index into builds, -1 for none
+	build []int32 // index into bids, -1 for none
 	mods  []string
 	bids  []string
 	start []int64
