@@ -63,21 +63,13 @@ func NewGraph(p *profile.Profile) (*Graph, *profile.Profile) {
 	// growing the node table by append's small steps for large slices
 	// allocated several times its final size (docs/performance.md).
 	g := &Graph{Nodes: make([]Node, 0, len(p.Function)+len(p.Mapping)+1)}
-	lines, maxID := 0, uint64(0)
+	lines := 0
 	for _, l := range p.Location {
 		lines += max(len(l.Line), 1)
-		maxID = max(maxID, l.ID)
 	}
-	if maxID <= 2*uint64(len(p.Location))+1024 {
-		g.idLoc = make([]*profile.Location, maxID+1)
-		for _, l := range p.Location {
-			if g.idLoc[l.ID] != nil { // two locations share an ID: by location, then
-				g.idLoc = nil
-				break
-			}
-			g.idLoc[l.ID] = l
-		}
-	}
+	// Locations by ID when the IDs are dense and unique (byID, the rule
+	// of the consistency check); else by location.
+	g.idLoc, _ = byID(p.Location, func(l *profile.Location) uint64 { return l.ID })
 	if g.idLoc != nil {
 		g.byID = make([][]int, len(g.idLoc))
 	} else {
@@ -99,7 +91,11 @@ func NewGraph(p *profile.Profile) (*Graph, *profile.Profile) {
 	// locations").
 	byName := make(map[string]int32, cap(g.Nodes))
 	other := map[nodeKey]int{}
-	fns, fnNode := functionsByID(p) // fnNode: by Function ID, its node + 1, 0 when not yet found
+	fns, _ := byID(p.Function, func(f *profile.Function) uint64 { return f.ID })
+	var fnNode []int32 // by Function ID, its node + 1, 0 when not yet found
+	if fns != nil {
+		fnNode = make([]int32, len(fns))
+	}
 	g.fnIndexed = fns != nil
 	add := func(k nodeKey, fn *profile.Function, m *profile.Mapping) int {
 		n := Node{Name: k.printable(), Unsymbolized: fn == nil || fn.Name == ""}
@@ -162,31 +158,6 @@ func NewGraph(p *profile.Profile) (*Graph, *profile.Profile) {
 		set(l, ns)
 	}
 	return g, p
-}
-
-// functionsByID returns p's functions by ID, and a zeroed slice as long,
-// when the IDs are dense and unique (pprof numbers them 1..n); else nil.
-func functionsByID(p *profile.Profile) ([]*profile.Function, []int32) {
-	m := uint64(0)
-	for _, f := range p.Function {
-		if f != nil {
-			m = max(m, f.ID)
-		}
-	}
-	if m > 2*uint64(len(p.Function))+1024 {
-		return nil, nil
-	}
-	fns := make([]*profile.Function, m+1)
-	for _, f := range p.Function {
-		if f == nil {
-			continue
-		}
-		if fns[f.ID] != nil {
-			return nil, nil
-		}
-		fns[f.ID] = f
-	}
-	return fns, make([]int32, m+1)
 }
 
 // Stack appends the nodes of a sample's stack to buf, leaf (innermost
